@@ -1,0 +1,3 @@
+from proctui.cli import main
+
+main()

@@ -1,0 +1,189 @@
+"""The ``proctui`` command. Textual is imported only when the console opens, so
+``--version``, ``check`` and the headless runner start fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from proctui import __version__
+from proctui.config import (
+    COMMAND_LINE,
+    Config,
+    ConfigError,
+    OnTimeout,
+    Overrides,
+    ProcessSpec,
+    load,
+    parse_signal,
+)
+from proctui.core.outcome import setting
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"proctui: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _overrides(stop_timeout: float | None, kill_timeout: float | None,
+               on_timeout: str | None, stop_signal: str | None) -> Overrides:
+    sig = None
+    if stop_signal is not None:
+        sig = parse_signal(stop_signal, "--stop-signal")
+    return Overrides(
+        stop_timeout=stop_timeout,
+        kill_timeout=kill_timeout,
+        on_timeout=OnTimeout(on_timeout) if on_timeout else None,
+        stop_signal=sig,
+    )
+
+
+def _load(file: Path | None, commands: tuple[str, ...], overrides: Overrides) -> Config:
+    try:
+        return load(file, commands, overrides)
+    except ConfigError as e:
+        _fail(str(e))
+        raise AssertionError("unreachable") from None
+
+
+_file_option = click.option(
+    "-f", "--file", "file", type=click.Path(path_type=Path, dir_okay=True),
+    help="A proctui.toml (by its .toml suffix) or a Procfile. Default: ./proctui.toml, "
+         "else ./Procfile.",
+)
+
+
+def run_options(fn):  # type: ignore[no-untyped-def]
+    """The options shared by ``run`` and ``demo``."""
+    options = [
+        click.option("--headless", is_flag=True,
+                     help="Print output lines instead of opening the console (automatic "
+                          "when stdout is not a terminal)."),
+        click.option("--stop-timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+                     help="Seconds from the stop request to the timeout action."),
+        click.option("--kill-timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+                     help="Seconds after SIGKILL before a process is reported unkillable."),
+        click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
+                     help="At the stop deadline: kill, abandon, or ask the operator "
+                          "(headless: ask acts as kill)."),
+        click.option("--stop-signal", metavar="SIGNAL",
+                     help="The stop signal, e.g. TERM, INT, SIGQUIT."),
+        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
+                     help="Where the lock and PID files live. Default: "
+                          "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
+                          "one per config file or directory."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="proctui")
+def cli() -> None:
+    """Run several supervised commands; stop them visibly and steerably.
+
+    \b
+    proctui run                     # ./proctui.toml or ./Procfile
+    proctui run 'web=python -m http.server' 'worker=./work.sh'
+    proctui run --headless -f Procfile
+    proctui check -f proctui.toml
+    """
+
+
+@cli.command()
+@_file_option
+@run_options
+@click.argument("commands", nargs=-1)
+def run(file: Path | None, headless: bool, stop_timeout: float | None,
+        kill_timeout: float | None, on_timeout: str | None, stop_signal: str | None,
+        run_dir: Path | None, commands: tuple[str, ...]) -> None:
+    """Run processes from a config file or from COMMANDS ('NAME=CMD' or 'CMD', each run
+    through /bin/sh -c) until they end or you stop them."""
+    try:
+        overrides = _overrides(stop_timeout, kill_timeout, on_timeout, stop_signal)
+    except ConfigError as e:
+        _fail(str(e))
+    config = _load(file, commands, overrides)
+    anchor = Path(config.source) if config.source != COMMAND_LINE else config.base_dir
+    sys.exit(start(config, overrides, headless=headless, run_dir=run_dir, anchor=anchor))
+
+
+def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
+          anchor: Path) -> int:
+    """Take the run directory's lock, run the processes, return proctui's exit status."""
+    from proctui.core.rundir import RunDir, RunDirError, default_run_dir
+
+    directory = RunDir(run_dir or default_run_dir(anchor))
+    try:
+        directory.open()
+    except RunDirError as e:
+        _fail(str(e))
+    template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
+                                           cwd=config.base_dir))
+    try:
+        if not headless and sys.stdout.isatty() and sys.stdin.isatty():
+            try:
+                from proctui.console import run_console
+            except ImportError:  # the console is not built yet
+                pass
+            else:
+                return run_console(config.processes, run_dir=directory,
+                                   leftover_defaults=template)
+        from proctui import headless as runner
+
+        return runner.run(config.processes, run_dir=directory, leftover_defaults=template)
+    finally:
+        directory.close()
+
+
+@cli.command()
+@_file_option
+@click.argument("commands", nargs=-1)
+def check(file: Path | None, commands: tuple[str, ...]) -> None:
+    """Validate the config and print the processes it resolves to."""
+    config = _load(file, commands, Overrides())
+    count = len(config.processes)
+    click.echo(f"{config.source}: {count} process{'es' if count != 1 else ''}, OK")
+    for spec in config.processes:
+        click.echo(describe(spec))
+
+
+def describe(spec: ProcessSpec) -> str:
+    argv = " ".join(spec.argv) if not spec.shell else f"/bin/sh -c {spec.cmd!r}"
+    lines = [
+        f"[{spec.name}]",
+        f"  cmd           {argv}",
+        f"  cwd           {spec.cwd}",
+        f"  stop          {spec.stop_signal.name}, then {spec.on_timeout.value} after "
+        f"{setting(spec.stop_timeout)}; SIGKILL gives up after {setting(spec.kill_timeout)}; "
+        f"extend by {setting(spec.extend_step)}",
+        f"  restart       {spec.restart.value}",
+        f"  scrollback    {spec.scrollback} lines, max line length {spec.max_line_length}",
+    ]
+    if spec.env:
+        lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Entry point: usage errors become one line and exit status 2."""
+    try:
+        cli.main(standalone_mode=False, prog_name="proctui")
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else str(e))
+        sys.exit(EXIT_USAGE)
+    except click.UsageError as e:
+        where = f"proctui {e.ctx.command.name}" if e.ctx and e.ctx.command.name != "cli" \
+            else "proctui"
+        click.echo(f"{where}: error: {e.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as e:
+        click.echo(f"proctui: error: {e.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        sys.exit(130)

@@ -1,0 +1,212 @@
+"""Turning a child's raw output bytes into lines, and keeping the last N of them.
+
+Hot path: a flooding child produces hundreds of thousands of lines per second, so the
+splitter works on whole chunks with C-level str methods and never loops per character.
+"""
+
+from __future__ import annotations
+
+import codecs
+import threading
+from collections import deque
+from dataclasses import dataclass
+from enum import IntEnum
+from itertools import islice
+
+from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
+
+
+class Stream(IntEnum):
+    STDOUT = 1
+    STDERR = 2
+    PROCTUI = 3  # proctui's own notices about the process, kept in its pane
+
+
+class LineSplitter:
+    """Incremental bytes -> lines for one stream.
+
+    - UTF-8 is decoded incrementally, invalid bytes become U+FFFD.
+    - ``\\n`` and ``\\r\\n`` end a line. A lone ``\\r`` means "the text that follows
+      replaces the current line" (progress bars); the replaced text is dropped on purpose.
+    - A line longer than ``max_len`` is cut into ``max_len`` pieces; no character between
+      pieces is lost.
+    - ``partial`` is the unterminated current line, for frontends that want to show a
+      live progress bar before its newline arrives.
+    """
+
+    __slots__ = ("_cr_pending", "_decoder", "_replace_next", "max_len", "partial")
+
+    def __init__(self, max_len: int = DEFAULT_MAX_LINE_LENGTH) -> None:
+        if max_len < 1:
+            raise ValueError("max_len must be >= 1")
+        self.max_len = max_len
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.partial = ""
+        # The text in ``partial`` was followed by a lone \r: the next text replaces it.
+        self._replace_next = False
+        # A chunk ended in \r: it may be the first half of \r\n.
+        self._cr_pending = False
+
+    def feed(self, data: bytes) -> list[str]:
+        return self._split(self._decoder.decode(data))
+
+    def finish(self) -> list[str]:
+        """End of stream: flush the decoder and the unterminated last line."""
+        text = self._decoder.decode(b"", final=True)
+        lines = self._split(text) if text else []
+        if self._cr_pending:
+            self._cr_pending = False
+            self._replace_next = True
+        if self.partial:
+            lines.append(self.partial)
+        self.partial = ""
+        self._replace_next = False
+        return lines
+
+    def _split(self, text: str) -> list[str]:
+        if not text:
+            return []
+        done: list[str] = []
+        if self._cr_pending:
+            self._cr_pending = False
+            if text[0] == "\n":
+                # "...\r" + "\n..." across two chunks is one CRLF.
+                done.append(self.partial)
+                self.partial = ""
+                self._replace_next = False
+                text = text[1:]
+            else:
+                self._replace_next = True
+        if text and text[-1] == "\r":
+            self._cr_pending = True
+            text = text[:-1]
+        if not text:
+            return self._cut(done)
+        has_cr = "\r" in text
+        if has_cr:
+            text = text.replace("\r\n", "\n")
+        pieces = text.split("\n")
+        if self._replace_next and pieces[0]:
+            self.partial = ""
+        if len(pieces) == 1:
+            if pieces[0]:
+                self._replace_next = False
+            line = self.partial + pieces[0]
+            self.partial = _after_cr(line) if has_cr else line
+            lines = done
+        else:
+            self._replace_next = False
+            pieces[0] = self.partial + pieces[0]
+            last = pieces.pop()
+            if has_cr:
+                pieces = [_after_cr(p) for p in pieces]
+                last = _after_cr(last)
+            self.partial = last
+            lines = done + pieces if done else pieces
+        out = self._cut(lines)
+        if len(self.partial) > self.max_len:
+            out.extend(self._cut_partial())
+        return out
+
+    def _cut(self, lines: list[str]) -> list[str]:
+        limit = self.max_len
+        if not lines or max(map(len, lines)) <= limit:
+            return lines
+        out: list[str] = []
+        for line in lines:
+            if len(line) <= limit:
+                out.append(line)
+            else:
+                out.extend(line[i : i + limit] for i in range(0, len(line), limit))
+        return out
+
+    def _cut_partial(self) -> list[str]:
+        limit = self.max_len
+        text = self.partial
+        full = len(text) - len(text) % limit
+        if full == len(text):
+            # Keep the last full piece pending: the line might end right after it.
+            full -= limit
+        self.partial = text[full:]
+        return [text[i : i + limit] for i in range(0, full, limit)]
+
+
+def _after_cr(text: str) -> str:
+    """A lone \\r inside one line: only the text after the last one is shown."""
+    if "\r" not in text:
+        return text
+    # "abc\r" at the end of a line (as in "abc\r\r\n") still shows "abc".
+    return text.rstrip("\r").rsplit("\r", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSlice:
+    """Lines read from a buffer: ``lines[i]`` is line number ``first + i`` (0-based)."""
+
+    first: int
+    lines: list[str]
+    streams: list[int]
+    dropped: int  # lines the reader asked for that had already left the buffer
+    partial: str  # the current unterminated line (e.g. a progress bar), or ""
+
+
+class OutputBuffer:
+    """A bounded ring of the last ``capacity`` lines of one process, thread-safe.
+
+    The core thread appends; frontends read by line number. ``total`` counts every
+    line ever appended, so a reader can tell what it missed.
+    """
+
+    def __init__(self, capacity: int = DEFAULT_SCROLLBACK) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        self.capacity = capacity
+        self._lines: deque[str] = deque(maxlen=capacity)
+        self._streams: deque[int] = deque(maxlen=capacity)
+        self._lock = threading.Lock()
+        self.total = 0
+        self.partial = ""
+        self.cleared_before = 0  # line numbers below this were cleared by the operator
+
+    def append(self, stream: int, lines: list[str], partial: str | None = None) -> None:
+        with self._lock:
+            if lines:
+                self._lines.extend(lines)
+                self._streams.extend([stream] * len(lines))
+                self.total += len(lines)
+            if partial is not None:
+                self.partial = partial
+
+    @property
+    def first(self) -> int:
+        """Line number of the oldest line still held."""
+        return max(self.total - len(self._lines), self.cleared_before)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self.total - self.first
+
+    def read(self, start: int, count: int | None = None) -> OutputSlice:
+        """Lines numbered ``start`` .. ``start + count`` (or to the end)."""
+        with self._lock:
+            held = len(self._lines)
+            oldest = self.total - held
+            first = max(start, oldest, self.cleared_before)
+            dropped = first - start
+            end = self.total if count is None else min(self.total, max(start + count, first))
+            if first >= end:
+                return OutputSlice(max(first, start), [], [], dropped, self.partial)
+            i, j = first - oldest, end - oldest
+            if i == 0 and j == held:
+                lines, streams = list(self._lines), list(self._streams)
+            else:
+                lines = list(islice(self._lines, i, j))
+                streams = list(islice(self._streams, i, j))
+            return OutputSlice(first, lines, streams, dropped, self.partial)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.cleared_before = self.total
+            self._lines.clear()
+            self._streams.clear()
+            self.partial = ""
