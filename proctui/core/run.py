@@ -465,10 +465,10 @@ class Run:
             if self.extended:
                 text += f" (extended by {setting(self.extended)})"
         else:
-            after = self.kill_sent_at - (self.stop_requested_at or self.kill_sent_at)
-            text = f"killed with SIGKILL by operator {seconds(after)} after the stop request"
-            if after < 0.05:
-                text = "killed with SIGKILL by operator"
+            text = "killed with SIGKILL by operator"
+            if any(s.reason == "stop request" for s in self.sent):
+                after = self.kill_sent_at - (self.stop_requested_at or self.kill_sent_at)
+                text += f" {seconds(after)} after the stop request"
         if self.exit is not None and self.exit.known and self.exit.signal != signal.SIGKILL:
             # The leader ended on its own; other members of its group had to be killed.
             text += f" (leader {self._status_text()}; its group lived on)"

@@ -1,0 +1,210 @@
+"""Shared helpers. Every test gets a token in its environment that every child inherits;
+teardown SIGKILLs any process still carrying it, so no test leaves a process behind,
+even when it fails."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from proctui.config import ProcessSpec
+from proctui.core.events import EventQueue, Notice
+from proctui.core.lines import Stream
+from proctui.core.oslayer import OSLayer
+from proctui.core.outcome import Outcome
+from proctui.core.rundir import RunDir
+from proctui.core.state import ProcessView
+from proctui.core.supervisor import Supervisor
+
+TOKEN_VAR = "PROCTUI_TEST_TOKEN"
+PY = sys.executable
+
+
+def processes_with_token(token: str) -> list[int]:
+    found = []
+    needle = f"{TOKEN_VAR}={token}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture(autouse=True)
+def child_reaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    token = uuid.uuid4().hex
+    monkeypatch.setenv(TOKEN_VAR, token)
+    yield token
+    for pid in processes_with_token(token):
+        try:
+            os.kill(pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    return raw[raw.rindex(b")") + 2 : raw.rindex(b")") + 3] not in (b"Z", b"X")
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
+               what: str = "condition") -> object:
+    """Poll a condition that has no event to await (a process's state in /proc)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.01)
+
+
+def spec(name: str, script: str, **kw: object) -> ProcessSpec:
+    """A process running ``script`` through /bin/sh -c."""
+    base = ProcessSpec(name=name, argv=("/bin/sh", "-c", script), cmd=script,
+                       cwd=Path.cwd(), shell=True)
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def pyspec(name: str, code: str, **kw: object) -> ProcessSpec:
+    base = ProcessSpec(name=name, argv=(PY, "-c", code), cmd=f"python -c {code[:30]!r}",
+                       cwd=Path.cwd())
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+class Harness:
+    """A running Supervisor with its event queue, and ways to wait on it."""
+
+    def __init__(self, specs: list[ProcessSpec], **kw: object) -> None:
+        self.events = EventQueue()
+        self.sup = Supervisor(specs, events=self.events, **kw)  # type: ignore[arg-type]
+        self.log: list[object] = []
+
+    def start(self) -> Harness:
+        self.sup.start()
+        return self
+
+    def view(self, name: str) -> ProcessView:
+        return next(v for v in self.sup.views() if v.name == name)
+
+    def pump(self, timeout: float = 0.05) -> list[object]:
+        new = self.events.get(timeout)
+        self.log.extend(new)
+        return new
+
+    def wait_notice(self, name: str | None, text: str, timeout: float = 10.0) -> Notice:
+        """Wait for a notice about ``name`` containing ``text`` (event-driven)."""
+        deadline = time.monotonic() + timeout
+        for event in self.log:
+            if isinstance(event, Notice) and event.name == name and text in event.text:
+                return event
+        while time.monotonic() < deadline:
+            for event in self.pump(0.05):
+                if isinstance(event, Notice) and event.name == name and text in event.text:
+                    return event
+        raise AssertionError(f"no notice {text!r} for {name!r} within {timeout}s; got "
+                             f"{[e for e in self.log if isinstance(e, Notice)]}")
+
+    def outcome(self, name: str, timeout: float = 15.0) -> Outcome:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            v = self.view(name)
+            if v.outcome is not None:
+                return v.outcome
+            self.pump(0.02)
+        raise AssertionError(f"{name} has no outcome after {timeout}s: {self.view(name)}")
+
+    def wait_all_ended(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.sup.all_ended():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not all ended: {self.sup.views()}")
+            self.pump(0.02)
+
+    def wait_output(self, name: str, text: str, timeout: float = 10.0) -> None:
+        """Wait until ``name`` has printed a line containing ``text`` (e.g. "ready", once
+        its signal handlers are installed)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.output(name)):
+                return
+            self.pump(0.02)
+        raise AssertionError(f"{name} never printed {text!r}: {self.output(name)}")
+
+    def output(self, name: str) -> list[str]:
+        """What the process printed (not proctui's notices about it)."""
+        got = self.view(name).buffer.read(0)
+        return [line for line, stream in zip(got.lines, got.streams, strict=True)
+                if stream != Stream.PROCTUI]
+
+
+@pytest.fixture
+def harness() -> Iterator[Callable[..., Harness]]:
+    made: list[Harness] = []
+
+    def make(specs: list[ProcessSpec], **kw: object) -> Harness:
+        h = Harness(specs, **kw)
+        made.append(h)
+        return h.start()
+
+    yield make
+    for h in made:
+        # Abandon first so the core stops watching; the reaper fixture kills the rest.
+        try:
+            h.sup.abandon_all().result(timeout=5)
+        except Exception:
+            pass
+        h.sup.close()
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> RunDir:
+    d = RunDir(tmp_path / "run")
+    d.open()
+    yield d
+    d.close()
+
+
+class UnkillableOS(OSLayer):
+    """The OS cannot be made to keep a process alive through SIGKILL on demand: this
+    fake swallows SIGKILL (the real child just ignores SIGTERM and stays)."""
+
+    def signal_group(self, pgid: int, sig: int) -> None:
+        if sig == signal.SIGKILL:
+            return
+        super().signal_group(pgid, sig)
+
+    def describe(self, pgid: int) -> str:
+        return "disk-sleep"
+
+
+class DeniedOS(OSLayer):
+    """As root, EPERM cannot be had for our own children: this fake refuses signals."""
+
+    def __init__(self, deny: frozenset[int]) -> None:
+        self.deny = deny
+
+    def signal_group(self, pgid: int, sig: int) -> None:
+        if sig in self.deny:
+            raise PermissionError(1, "Operation not permitted")
+        super().signal_group(pgid, sig)

@@ -1,0 +1,398 @@
+"""The stop sequence with real processes: request, wait, timeout action, kill, give up."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from proctui.config import OnTimeout
+from proctui.core.outcome import OutcomeKind, exit_status_for
+from proctui.core.state import Phase
+from tests.children import POLITE, SLOW, STUBBORN
+from tests.conftest import PY, DeniedOS, UnkillableOS, alive, pyspec, spec, wait_until
+
+
+def test_clean_stop(harness):
+    h = harness([pyspec("web", POLITE)])
+    h.wait_output("web", "ready")
+    h.sup.stop("web")
+    outcome = h.outcome("web")
+    assert outcome.kind is OutcomeKind.STOPPED
+    assert re.fullmatch(r"stopped after \d+\.\ds: exit code 0", outcome.text), outcome.text
+    assert outcome.clean
+    assert [s.signal for s in outcome.sent][0] == signal.SIGTERM
+    assert not alive(outcome.pid)
+    assert exit_status_for([outcome]) == 0
+
+
+def test_stop_by_the_stop_signal_itself_is_clean(harness):
+    h = harness([spec("sleeper", "echo ready; exec sleep 60")])
+    h.wait_output("sleeper", "ready")
+    h.sup.stop("sleeper")
+    outcome = h.outcome("sleeper")
+    assert outcome.kind is OutcomeKind.STOPPED
+    assert outcome.text.endswith(": terminated by SIGTERM"), outcome.text
+    assert outcome.clean
+
+
+def test_term_ignored_is_killed_at_the_deadline(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0, kill_timeout=2.0)])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "SIGTERM sent to process group")
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.kind is OutcomeKind.KILLED
+    assert outcome.text == "killed with SIGKILL after 1s stop timeout"
+    waited = view.kill_sent_at - view.stop_requested_at
+    assert 0.95 <= waited < 2.0, waited
+    assert [s.signal for s in outcome.sent if s.signal != signal.SIGCONT] == [
+        signal.SIGTERM, signal.SIGKILL]
+    assert not alive(outcome.pid)
+    assert exit_status_for([outcome]) == 1
+
+
+def test_extend_moves_the_deadline(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0, extend_step=1.5)])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "SIGTERM sent")
+    before = h.view("stub").deadline
+    assert h.sup.extend("stub").result(timeout=5) is True
+    assert h.view("stub").deadline == pytest.approx(before + 1.5)
+    h.wait_notice("stub", "deadline extended by 1.5s")
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.text == "killed with SIGKILL after 2.5s stop timeout (extended by 1.5s)"
+    waited = view.kill_sent_at - view.stop_requested_at
+    assert 2.45 <= waited < 3.5, waited
+
+
+def test_extend_by_n_seconds_in_the_kill_phase(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=0.2, kill_timeout=0.5)],
+                os_layer=UnkillableOS())
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "SIGKILL sent")
+    assert h.view("stub").phase is Phase.KILLING
+    h.sup.extend("stub", 1.0).result(timeout=5)
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.kind is OutcomeKind.UNKILLABLE
+    assert view.ended_at - view.kill_sent_at >= 1.45
+
+
+def test_abandon_leaves_it_running_with_its_pid_file(harness, run_dir):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=30)], run_dir=run_dir)
+    h.wait_output("stub", "ready")
+    pid = h.view("stub").pid
+    assert run_dir.pid_path("stub").exists()
+    h.sup.stop("stub")
+    h.wait_notice("stub", "SIGTERM sent")
+    h.sup.abandon("stub")
+    outcome = h.outcome("stub")
+    assert outcome.kind is OutcomeKind.ABANDONED
+    assert re.fullmatch(rf"abandoned after \d+\.\ds: pid {pid} left running", outcome.text)
+    assert alive(pid)
+    assert run_dir.pid_path("stub").exists()
+    assert exit_status_for([outcome]) == 3
+    h.wait_all_ended()
+    os.kill(pid, signal.SIGKILL)
+
+
+def test_kill_now_skips_the_wait(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=60)])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "SIGTERM sent")
+    h.sup.kill("stub")
+    outcome = h.outcome("stub", timeout=10)
+    assert outcome.kind is OutcomeKind.KILLED
+    assert re.fullmatch(r"killed with SIGKILL by operator \d+\.\ds after the stop request",
+                        outcome.text), outcome.text
+    assert outcome.duration < 10
+
+
+def test_kill_a_running_process_without_a_stop(harness):
+    h = harness([pyspec("stub", STUBBORN)])
+    h.wait_output("stub", "ready")
+    h.sup.kill("stub")
+    outcome = h.outcome("stub")
+    assert outcome.text == "killed with SIGKILL by operator"
+    assert [s.signal for s in outcome.sent] == [signal.SIGKILL]
+
+
+def test_on_timeout_abandon(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ABANDON)])
+    h.wait_output("stub", "ready")
+    pid = h.view("stub").pid
+    h.sup.stop("stub")
+    outcome = h.outcome("stub")
+    assert outcome.kind is OutcomeKind.ABANDONED
+    assert outcome.text == f"abandoned after 0.5s stop timeout: pid {pid} left running"
+    assert alive(pid)
+    assert signal.SIGKILL not in [s.signal for s in outcome.sent]
+
+
+def test_grandchild_outside_the_group_holding_stdout_does_not_keep_it_running(harness):
+    code = (
+        "import os,time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid(); time.sleep(60); os._exit(0)\n"
+        "print('parent done', flush=True)\n"
+    )
+    h = harness([pyspec("daemon", code)])
+    outcome = h.outcome("daemon", timeout=10)
+    assert outcome.text == "exited: exit code 0"
+    assert "parent done" in h.output("daemon")
+
+
+def test_grandchild_in_the_group_holding_stdout_is_stopped(harness):
+    h = harness([spec("parent", "sleep 60 & echo ready; exit 0", stop_timeout=5)])
+    h.wait_output("parent", "ready")
+    time.sleep(0.3)  # let the leader exit: the group (sleep) must keep it "running"
+    assert h.view("parent").phase is Phase.RUNNING
+    members = h.sup.os.group_members(h.view("parent").pgid)
+    assert members, "the grandchild should still be in the group"
+    h.sup.stop("parent")
+    outcome = h.outcome("parent")
+    assert outcome.kind is OutcomeKind.STOPPED
+    assert outcome.text.endswith("exit code 0")
+    assert not any(alive(m.pid) for m in members)
+
+
+def test_grandchild_ignoring_term_is_killed_with_the_group(harness):
+    inner = STUBBORN.replace("'", "\\'").replace("\n", "\\n")
+    script = f"{PY} -c \"exec('{inner}')\" & wait"
+    h = harness([spec("tree", script, stop_timeout=1.0)])
+    h.wait_output("tree", "ready")
+    pgid = h.view("tree").pgid
+    members = h.sup.os.group_members(pgid)
+    assert len(members) == 2
+    h.sup.stop("tree")
+    outcome = h.outcome("tree")
+    assert outcome.kind is OutcomeKind.KILLED
+    assert outcome.text.startswith("killed with SIGKILL after 1s stop timeout")
+    assert "its group lived on" in outcome.text
+    assert not any(alive(m.pid) for m in members)
+
+
+@pytest.mark.parametrize(
+    ("script", "expected", "clean"),
+    [
+        ("exit 0", "exited: exit code 0", True),
+        ("exit 3", "exited: exit code 3", False),
+        ("kill -USR1 $$", "exited: killed by SIGUSR1", False),
+        (f"exec {PY} -c 'import os; os.abort()'", "exited: killed by SIGABRT", False),
+    ],
+)
+def test_exits_by_itself(harness, script, expected, clean):
+    h = harness([spec("p", script)])
+    outcome = h.outcome("p")
+    assert outcome.kind is OutcomeKind.EXITED
+    assert outcome.text.startswith(expected), outcome.text
+    assert outcome.clean is clean
+
+
+def test_exit_143_after_sigterm_is_an_exit_code(harness):
+    code = POLITE.replace("sys.exit(0)", "sys.exit(143)")  # as a shell's 128+15 would
+    h = harness([pyspec("shell", code)])
+    h.wait_output("shell", "ready")
+    h.sup.stop("shell")
+    outcome = h.outcome("shell")
+    assert outcome.kind is OutcomeKind.STOPPED
+    assert outcome.text.endswith(": exit code 143"), outcome.text
+    assert "SIGTERM" not in outcome.text.split(":", 1)[1]
+
+
+def test_failed_to_start_and_the_others_keep_running(harness, tmp_path):
+    not_exec = tmp_path / "script.sh"
+    not_exec.write_text("#!/bin/sh\necho hi\n")
+    from dataclasses import replace
+
+    missing = replace(pyspec("ngnix", ""), argv=("ngnix",), cmd="ngnix")
+    noexec = replace(pyspec("noexec", ""), argv=(str(not_exec),), cmd=str(not_exec))
+    nocwd = pyspec("nocwd", "print(1)", cwd=tmp_path / "no-such-dir")
+    h = harness([missing, noexec, nocwd, pyspec("web", POLITE)])
+    assert h.outcome("ngnix").text == \
+        "failed to start: [Errno 2] No such file or directory: 'ngnix'"
+    assert h.outcome("ngnix").kind is OutcomeKind.FAILED_TO_START
+    assert h.outcome("noexec").text.startswith("failed to start: [Errno 13] Permission denied")
+    assert h.outcome("nocwd").kind is OutcomeKind.FAILED_TO_START
+    assert "no-such-dir" in h.outcome("nocwd").text
+    h.wait_output("web", "ready")
+    assert h.view("web").phase is Phase.RUNNING
+
+
+def test_unkillable_through_a_fake_os(harness, run_dir):
+    h = harness([pyspec("stuck", STUBBORN, stop_timeout=0.3, kill_timeout=0.5)],
+                os_layer=UnkillableOS(), run_dir=run_dir)
+    h.wait_output("stuck", "ready")
+    pid = h.view("stuck").pid
+    h.sup.stop("stuck")
+    outcome = h.outcome("stuck")
+    assert outcome.kind is OutcomeKind.UNKILLABLE
+    assert outcome.text == \
+        f"still running 0.5s after SIGKILL (disk-sleep): pid {pid} left running"
+    assert run_dir.pid_path("stuck").exists()
+    assert exit_status_for([outcome]) == 3
+
+
+def test_eperm_on_the_stop_signal(harness):
+    h = harness([pyspec("guarded", POLITE)], os_layer=DeniedOS(frozenset({signal.SIGTERM})))
+    h.wait_output("guarded", "ready")
+    pid = h.view("guarded").pid
+    h.sup.stop("guarded")
+    outcome = h.outcome("guarded")
+    assert outcome.kind is OutcomeKind.STOP_FAILED
+    assert outcome.text == \
+        f"stop request failed: [Errno 1] Operation not permitted: pid {pid} left running"
+    assert alive(pid)
+
+
+def test_eperm_on_sigkill(harness):
+    h = harness([pyspec("guarded", STUBBORN, stop_timeout=0.3)],
+                os_layer=DeniedOS(frozenset({signal.SIGKILL})))
+    h.wait_output("guarded", "ready")
+    h.sup.stop("guarded")
+    outcome = h.outcome("guarded")
+    assert outcome.kind is OutcomeKind.KILL_FAILED
+    assert outcome.text.startswith("SIGKILL failed: [Errno 1] Operation not permitted")
+
+
+def test_ask_parks_at_the_deadline_and_headless_acts_as_kill(harness):
+    stub = pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK)
+    h = harness([stub], interactive=False)
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    assert h.outcome("stub").text == "killed with SIGKILL after 0.3s stop timeout"
+
+
+@pytest.mark.parametrize("choice", ["kill", "extend", "abandon", "wait"])
+def test_ask_choices(harness, choice):
+    stub = pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK)
+    h = harness([stub], interactive=True)
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "waiting for a decision")
+    assert h.view("stub").phase is Phase.DECIDING
+    assert h.view("stub").deadline is None
+    pid = h.view("stub").pid
+    if choice == "kill":
+        h.sup.kill("stub")
+        assert h.outcome("stub").kind is OutcomeKind.KILLED
+    elif choice == "extend":
+        h.sup.extend("stub", 0.5).result(timeout=5)
+        assert h.view("stub").phase is Phase.STOPPING
+        h.wait_notice("stub", "waiting for a decision", timeout=5)
+        # Parked again after the extension: two decisions asked for.
+        decisions = [e for e in h.log if getattr(e, "text", "").endswith("abandon or wait)")]
+        wait_until(lambda: len(decisions) >= 1)
+        assert h.view("stub").phase in (Phase.STOPPING, Phase.DECIDING)
+        h.sup.kill("stub")
+        assert h.outcome("stub").kind is OutcomeKind.KILLED
+    elif choice == "abandon":
+        h.sup.abandon("stub")
+        assert h.outcome("stub").kind is OutcomeKind.ABANDONED
+        assert alive(pid)
+    else:
+        h.sup.wait_without_deadline("stub").result(timeout=5)
+        h.wait_notice("stub", "waiting without a deadline")
+        assert h.view("stub").phase is Phase.STOPPING
+        assert h.view("stub").deadline is None
+        assert h.view("stub").outcome is None
+        h.sup.kill("stub")
+        assert h.outcome("stub").kind is OutcomeKind.KILLED
+
+
+def test_stop_all_runs_in_parallel(harness):
+    specs = [pyspec(f"stub{i}", STUBBORN, stop_timeout=1.0) for i in range(4)]
+    h = harness(specs)
+    for s in specs:
+        h.wait_output(s.name, "ready")
+    started = time.monotonic()
+    h.sup.stop_all()
+    h.wait_all_ended()
+    assert time.monotonic() - started < 3.5  # one timeout, not four in a row
+    assert all(o.kind is OutcomeKind.KILLED for _, o in h.sup.final())
+
+
+def test_deadline_holds_while_the_frontend_stalls(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0)])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    # The frontend (this thread) stalls, reading nothing: the core keeps the deadline.
+    time.sleep(2.5)
+    view = h.view("stub")
+    assert view.outcome is not None and view.outcome.kind is OutcomeKind.KILLED
+    assert view.kill_sent_at - view.stop_requested_at < 1.5
+
+
+def test_stopped_process_gets_sigcont(harness):
+    h = harness([pyspec("frozen", POLITE, stop_timeout=5)])
+    h.wait_output("frozen", "ready")
+    pid = h.view("frozen").pid
+    os.kill(pid, signal.SIGSTOP)
+    wait_until(lambda: open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T")
+    h.sup.stop("frozen")
+    outcome = h.outcome("frozen")
+    assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+
+
+def test_slow_shutdown_is_a_stop_not_a_kill(harness):
+    h = harness([pyspec("slow", SLOW.format(seconds=1.0), stop_timeout=5)])
+    h.wait_output("slow", "ready")
+    h.sup.stop("slow")
+    outcome = h.outcome("slow")
+    assert outcome.kind is OutcomeKind.STOPPED
+    assert 0.9 <= outcome.duration < 4
+
+
+def test_restart_on_failure_with_backoff_and_stop_cancels_it(harness):
+    from proctui.config import RestartPolicy
+
+    h = harness([spec("crash", "echo run; exit 2", restart=RestartPolicy.ON_FAILURE)])
+    h.wait_notice("crash", "restarting in 1s")
+    h.wait_notice("crash", "restarting in 2s", timeout=10)
+    assert h.view("crash").restarts >= 1
+    assert h.view("crash").phase is Phase.BACKOFF
+    h.sup.stop("crash")
+    h.wait_notice("crash", "restart cancelled")
+    h.wait_all_ended()
+    outcomes = [o for n, o in h.sup.outcomes() if n == "crash"]
+    assert len(outcomes) >= 2
+    assert all(o.text == "exited: exit code 2" for o in outcomes)
+
+
+def test_restart_on_failure_does_not_restart_a_clean_exit(harness):
+    from proctui.config import RestartPolicy
+
+    h = harness([spec("once", "exit 0", restart=RestartPolicy.ON_FAILURE)])
+    h.wait_all_ended()
+    assert len(h.sup.outcomes()) == 1
+
+
+def test_operator_restart_of_a_running_process(harness):
+    h = harness([pyspec("web", POLITE)])
+    h.wait_output("web", "ready")
+    first = h.view("web").pid
+    h.sup.restart("web")
+    wait_until(lambda: h.view("web").pid != first and h.view("web").phase is Phase.RUNNING)
+    assert h.view("web").restarts == 1
+    assert h.sup.outcomes()[0][1].kind is OutcomeKind.STOPPED
+    assert not alive(first)
+
+
+def test_exactly_one_outcome_per_run(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=0.3)])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.sup.kill("stub")
+    h.sup.abandon("stub")
+    h.wait_all_ended()
+    time.sleep(0.3)
+    assert len(h.sup.outcomes()) == 1
