@@ -4,6 +4,7 @@ even when it fails."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -170,10 +171,8 @@ def harness() -> Iterator[Callable[..., Harness]]:
     yield make
     for h in made:
         # Abandon first so the core stops watching; the reaper fixture kills the rest.
-        try:
+        with contextlib.suppress(Exception):
             h.sup.abandon_all().result(timeout=5)
-        except Exception:
-            pass
         h.sup.close()
 
 

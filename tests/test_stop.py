@@ -10,6 +10,7 @@ import time
 import pytest
 
 from proctui.config import OnTimeout
+from proctui.core.oslayer import read_stat
 from proctui.core.outcome import OutcomeKind, exit_status_for
 from proctui.core.state import Phase
 from tests.children import POLITE, SLOW, STUBBORN
@@ -24,7 +25,7 @@ def test_clean_stop(harness):
     assert outcome.kind is OutcomeKind.STOPPED
     assert re.fullmatch(r"stopped after \d+\.\ds: exit code 0", outcome.text), outcome.text
     assert outcome.clean
-    assert [s.signal for s in outcome.sent][0] == signal.SIGTERM
+    assert outcome.sent[0].signal == signal.SIGTERM
     assert not alive(outcome.pid)
     assert exit_status_for([outcome]) == 0
 
@@ -337,7 +338,7 @@ def test_stopped_process_gets_sigcont(harness):
     h.wait_output("frozen", "ready")
     pid = h.view("frozen").pid
     os.kill(pid, signal.SIGSTOP)
-    wait_until(lambda: open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T")
+    wait_until(lambda: read_stat(pid).state == "T", what="the child to be stopped")
     h.sup.stop("frozen")
     outcome = h.outcome("frozen")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
