@@ -10,7 +10,6 @@ import click
 
 from proctui import __version__
 from proctui.config import (
-    COMMAND_LINE,
     Config,
     ConfigError,
     OnTimeout,
@@ -109,7 +108,7 @@ def run(file: Path | None, headless: bool, stop_timeout: float | None,
     except ConfigError as e:
         _fail(str(e))
     config = _load(file, commands, overrides)
-    anchor = Path(config.source) if config.source != COMMAND_LINE else config.base_dir
+    anchor = config.path or config.base_dir
     sys.exit(start(config, overrides, headless=headless, run_dir=run_dir, anchor=anchor))
 
 

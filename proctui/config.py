@@ -92,8 +92,9 @@ class Overrides:
 @dataclass(frozen=True, slots=True)
 class Config:
     processes: tuple[ProcessSpec, ...]
-    source: str  # a file path, or "command line"
+    source: str  # the file as the user knows it, or "command line"
     base_dir: Path = field(default_factory=Path.cwd)
+    path: Path | None = None  # the file, resolved
 
 
 # Keys allowed in [defaults] and in each process; the process keys add to these.
@@ -200,8 +201,8 @@ def check_name(name: str, where: _Where) -> str:
 
 # -- TOML ---------------------------------------------------------------------------------
 
-def load_toml(path: Path) -> Config:
-    source = str(path)
+def load_toml(path: Path, display: str | None = None) -> Config:
+    source = display or str(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -239,7 +240,7 @@ def load_toml(path: Path) -> Config:
         if not isinstance(table, dict):
             raise where.error(None, f"expected a table [processes.{name}], got {_show(table)}")
         specs.append(_toml_process(name, table, defaults, base, where))
-    return Config(tuple(specs), source, base)
+    return Config(tuple(specs), source, base, path.resolve())
 
 
 def _toml_process(name: str, table: dict[str, object], defaults: dict[str, object],
@@ -286,7 +287,7 @@ def _command(cmd: object, shell: bool, where: _Where) -> tuple[tuple[str, ...], 
         if not cmd.strip():
             raise where.error("cmd", "empty command")
         if shell:
-            return ("/bin/sh", "-c", cmd), cmd
+            return shell_argv(cmd), cmd
         try:
             argv = shlex.split(cmd)
         except ValueError as e:
@@ -298,7 +299,7 @@ def _command(cmd: object, shell: bool, where: _Where) -> tuple[tuple[str, ...], 
         if not cmd or not all(isinstance(a, str) for a in cmd) or not cmd[0]:
             raise where.error("cmd", "expected a non-empty list of strings")
         if shell:
-            return ("/bin/sh", "-c", shlex.join(cmd)), shlex.join(cmd)
+            return shell_argv(shlex.join(cmd)), shlex.join(cmd)
         return tuple(cmd), shlex.join(cmd)
     raise where.error("cmd", f"expected a string or a list of strings, got {_show(cmd)}")
 
@@ -335,13 +336,46 @@ def load_env_file(path: Path, where: _Where) -> dict[str, str]:
     return env
 
 
+# -- running through the shell ------------------------------------------------------------
+
+_SHELL_WORDS = frozenset(
+    "if then else elif fi case esac for while until do done { } ! [[ function select "
+    "cd export trap set unset eval exec source . : readonly shift return exit wait ulimit "
+    "umask alias local read times break continue command type hash".split()
+)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def shell_argv(cmd: str) -> tuple[str, ...]:
+    """``/bin/sh -c CMD``, with ``exec`` in front of a simple command so that the program
+    itself, not a shell around it, is the process proctui watches: it gets the stop
+    signal first and its own exit code is the one reported. Compound commands (pipes,
+    lists, subshells, keywords, builtins, leading assignments) are left to the shell."""
+    return ("/bin/sh", "-c", f"exec {cmd}" if _is_simple(cmd) else cmd)
+
+
+def _is_simple(cmd: str) -> bool:
+    lexer = shlex.shlex(cmd, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return False
+    if not tokens or tokens[0] in _SHELL_WORDS or _ASSIGNMENT.match(tokens[0]):
+        return False
+    operators = [t for t in tokens if t and all(c in "();<>|&\n" for c in t)]
+    # Redirections (>, 2>&1) keep a command simple; lists, pipes and subshells do not.
+    return not any(any(c in t for c in ";|()\n") or t in ("&", "&&") for t in operators)
+
+
 # -- Procfile -----------------------------------------------------------------------------
 
 _PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:\s*(.*)$")
 
 
-def load_procfile(path: Path) -> Config:
-    source = str(path)
+def load_procfile(path: Path, display: str | None = None) -> Config:
+    source = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -363,11 +397,11 @@ def load_procfile(path: Path) -> Config:
         if not cmd:
             raise where.error("cmd", "empty command")
         seen.add(name)
-        specs.append(ProcessSpec(name=name, argv=("/bin/sh", "-c", cmd), cmd=cmd, cwd=base,
+        specs.append(ProcessSpec(name=name, argv=shell_argv(cmd), cmd=cmd, cwd=base,
                                  shell=True, source=source))
     if not specs:
         raise ConfigError(source, "no processes defined (expected 'name: command' lines)")
-    return Config(tuple(specs), source, base)
+    return Config(tuple(specs), source, base, path.resolve())
 
 
 # -- command line -------------------------------------------------------------------------
@@ -399,7 +433,7 @@ def from_commands(commands: Sequence[str], cwd: Path | None = None) -> Config:
         elif name in seen:
             raise where.error(None, "duplicate process name")
         seen.add(name)
-        specs.append(ProcessSpec(name=name, argv=("/bin/sh", "-c", cmd), cmd=cmd, cwd=base,
+        specs.append(ProcessSpec(name=name, argv=shell_argv(cmd), cmd=cmd, cwd=base,
                                  shell=True))
     if not specs:
         raise ConfigError(COMMAND_LINE, "no processes given")
@@ -443,9 +477,9 @@ def load(path: Path | None = None, commands: Sequence[str] = (),
             raise ConfigError(str(path), "file not found")
         config = load_toml(path) if path.suffix == ".toml" else load_procfile(path)
     elif (here / "proctui.toml").is_file():
-        config = load_toml(here / "proctui.toml")
+        config = load_toml(here / "proctui.toml", "proctui.toml")
     elif (here / "Procfile").is_file():
-        config = load_procfile(here / "Procfile")
+        config = load_procfile(here / "Procfile", "Procfile")
     else:
         raise ConfigError(str(here), "no proctui.toml or Procfile here; pass -f FILE or "
                                      "commands (proctui run 'web=python -m http.server')")

@@ -51,7 +51,7 @@ class Run:
         buffer: OutputBuffer,
         notify: Callable[[str], None],
         output: Callable[[int, list[str]], None] | None,
-        on_end: Callable[[Run], None],
+        on_end: Callable[[Run, Outcome], None],
         interactive: bool,
     ) -> None:
         self.spec = spec
@@ -505,14 +505,17 @@ class Run:
             return
         end = self.ended_at or time.monotonic()
         since = self.stop_requested_at if self.stop_requested_at is not None else self.started_at
-        self.outcome = Outcome(
+        outcome = Outcome(
             kind=kind, text=text, pid=self.pid, status=self.exit,
             duration=None if since is None else end - since, sent=tuple(self.sent),
         )
+        # The bookkeeping (PID file, history) happens before the outcome is visible to
+        # frontends, so whoever sees the outcome also sees its consequences.
+        self._on_end(self, outcome)
+        self.outcome = outcome
         self.phase = Phase.ENDED
         self.deadline = None
         self._wake_group_watch()
-        self._on_end(self)
 
     def cancel(self) -> None:
         """Drop every task and pipe of this run (at shutdown, after its outcome)."""

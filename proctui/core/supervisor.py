@@ -327,20 +327,19 @@ class Supervisor:
         m.run_ended.clear()
         run = Run(m.spec, m.name, self.os, m.buffer, lambda text: self._notice(m, text),
                   output if events is not None else None,
-                  lambda r: self._run_ended(m, r), self.interactive)
+                  lambda r, o: self._run_ended(m, r, o), self.interactive)
         m.run = run
         return run
 
     def _spawn(self, m: Managed) -> Run:
         run = self._new_run(m)
         if run.spawn():
-            self._notice(m, f"started (pid {run.pid}): {m.spec.cmd}")
+            cmd = m.spec.cmd.replace("\r", "\\r").replace("\n", "\\n")  # one line, always
+            self._notice(m, f"started (pid {run.pid}): {cmd}")
             self._write_pid_file(m, run)
         return run
 
-    def _run_ended(self, m: Managed, run: Run) -> None:
-        outcome = run.outcome
-        assert outcome is not None
+    def _run_ended(self, m: Managed, run: Run, outcome: Outcome) -> None:
         m.outcomes.append(outcome)
         self._notice(m, outcome.text)
         if self.run_dir is not None and run.pid is not None and not outcome.left_running:

@@ -1,0 +1,233 @@
+"""Config: three ways in, one immutable spec out; every bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proctui.config import (
+    ConfigError,
+    OnTimeout,
+    Overrides,
+    RestartPolicy,
+    from_commands,
+    load,
+    load_procfile,
+    load_toml,
+)
+
+FULL = """
+[defaults]
+stop_timeout = 7
+kill_timeout = 2.5
+on_timeout = "ask"
+stop_signal = "INT"
+extend_step = 15
+
+[processes.web]
+cmd = "python -m http.server 8000"
+cwd = "srv"
+env = { PORT = "8000" }
+env_file = ".env"
+restart = "on-failure"
+stop_timeout = 3
+
+[processes.worker]
+cmd = ["sh", "-c", "echo hi"]
+shell = true
+stop_signal = "SIGQUIT"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "proctui.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_full_toml(tmp_path):
+    (tmp_path / ".env").write_text("# comment\nexport A=1\nB='two words'\nC=\"x\\ny\" \nPORT=1\n")
+    config = load_toml(write(tmp_path, FULL))
+    web, worker = config.processes
+    assert web.argv == ("python", "-m", "http.server", "8000")
+    assert web.cwd == tmp_path.resolve() / "srv"
+    assert dict(web.env) == {"A": "1", "B": "two words", "C": "x\ny", "PORT": "8000"}
+    assert web.stop_timeout == 3 and web.kill_timeout == 2.5
+    assert web.on_timeout is OnTimeout.ASK and web.stop_signal is signal.SIGINT
+    assert web.extend_step == 15 and web.restart is RestartPolicy.ON_FAILURE
+    assert worker.argv == ("/bin/sh", "-c", "exec sh -c 'echo hi'")
+    assert worker.stop_signal is signal.SIGQUIT and worker.stop_timeout == 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        web.name = "other"  # type: ignore[misc]
+
+
+def test_env_file_values_are_data(tmp_path):
+    (tmp_path / ".env").write_text("X=$(touch pwned)\nY=`id`\n")
+    config = load_toml(write(tmp_path, '[processes.a]\ncmd = "true"\nenv_file = ".env"\n'))
+    assert dict(config.processes[0].env) == {"X": "$(touch pwned)", "Y": "`id`"}
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_procfile(tmp_path):
+    path = write(tmp_path, "# comment\nweb: python -m http.server\n\nworker:  ./w.sh --x\n",
+                 "Procfile")
+    config = load_procfile(path)
+    assert [(p.name, p.argv) for p in config.processes] == [
+        ("web", ("/bin/sh", "-c", "exec python -m http.server")),
+        ("worker", ("/bin/sh", "-c", "exec ./w.sh --x")),
+    ]
+
+
+def test_commands_named_and_unnamed():
+    config = from_commands(["web=python -m http.server", "python x.py", "python y.py",
+                            "run=FOO=1 ./run.sh"])
+    assert [p.name for p in config.processes] == ["web", "python", "python-2", "run"]
+    assert config.processes[0].argv == ("/bin/sh", "-c", "exec python -m http.server")
+    assert config.processes[3].argv == ("/bin/sh", "-c", "FOO=1 ./run.sh")
+
+
+def test_found_in_current_directory_and_overrides(tmp_path):
+    write(tmp_path, "a: sleep 1\n", "Procfile")
+    assert load(cwd=tmp_path).processes[0].name == "a"
+    write(tmp_path, '[processes.b]\ncmd = "true"\n')
+    config = load(cwd=tmp_path, overrides=Overrides(stop_timeout=1.5,
+                                                    on_timeout=OnTimeout.ABANDON))
+    assert config.processes[0].name == "b"
+    assert config.processes[0].stop_timeout == 1.5
+    assert config.processes[0].on_timeout is OnTimeout.ABANDON
+
+
+BAD_TOML = [
+    ("[processes.a\ncmd='x'", "TOML syntax error"),
+    ('[processes.a]\ncmd = "x"\ncolour = "red"\n', "process 'a': key 'colour': unknown key"),
+    ('[defaults]\nstop_timout = 1\n[processes.a]\ncmd="x"\n', "key 'stop_timout': unknown key"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = -1\n', "process 'a': key 'stop_timeout'"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = "ten"\n', "got 'ten'"),
+    ('[processes.a]\ncmd = "x"\nkill_timeout = nan\n', "key 'kill_timeout'"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = true\n', "got true"),
+    ('[processes.a]\ncmd = "x"\nstop_signal = "TERMINATE"\n', "unknown signal 'TERMINATE'"),
+    ('[processes.a]\ncmd = "x"\non_timeout = "explode"\n', 'expected one of "kill"'),
+    ('[processes.a]\ncmd = "x"\nrestart = "sometimes"\n', "key 'restart'"),
+    ('[processes.a]\ncmd = "x"\nshell = "yes"\n', "key 'shell'"),
+    ('[processes.a]\ncmd = ""\n', "process 'a': key 'cmd': empty command"),
+    ('[processes.a]\ncmd = []\n', "key 'cmd'"),
+    ('[processes.a]\ncmd = 5\n', "key 'cmd'"),
+    ('[processes.a]\nshell = true\n', "key 'cmd': missing"),
+    ('[processes.a]\ncmd = "x"\nenv_file = "nope.env"\n', "key 'env_file': file not found"),
+    ('[processes.a]\ncmd = "x"\nenv = { A = [1] }\n', "key 'env.A'"),
+    ('[processes.""]\ncmd = "x"\n', "process name is empty"),
+    ('[processes.a]\ncmd = "x"\n[processes.a]\ncmd = "y"\n', "TOML syntax error"),
+    ("[defaults]\nstop_timeout = 1\n", "no processes defined"),
+    ("", "no processes defined"),
+    ('[processes.a]\ncmd = "\'unclosed"\n', "cannot split command"),
+    ('[processes.a]\ncmd = "x"\nextend_step = 0\n', "key 'extend_step'"),
+    ('[processes.a]\ncmd = "x"\nscrollback = 0\n', "key 'scrollback'"),
+    ('[prcesses.a]\ncmd = "x"\n', "key 'prcesses': unknown top-level key"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD_TOML)
+def test_bad_toml(tmp_path, text, expected):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_toml(path)
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    assert expected in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("web python\n", "Procfile:1: expected 'name: command'"),
+    ("web:\n", "process 'web': key 'cmd': empty command"),
+    ("a: x\na: y\n", "Procfile:2: process 'a': duplicate process name"),
+    ("# nothing\n", "no processes defined"),
+])
+def test_bad_procfile(tmp_path, text, expected):
+    with pytest.raises(ConfigError, match=expected.replace("(", r"\(")):
+        load_procfile(write(tmp_path, text, "Procfile"))
+
+
+def test_bad_commands():
+    with pytest.raises(ConfigError, match="duplicate process name"):
+        from_commands(["a=x", "a=y"])
+    with pytest.raises(ConfigError, match="empty command"):
+        from_commands([" "])
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "proctui", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD_TOML[:6] + BAD_TOML[14:18])
+def test_cli_bad_config_is_one_line_and_exit_2(tmp_path, text, expected):
+    write(tmp_path, text)
+    for command in ("run", "check"):
+        result = cli(command, "--headless", cwd=tmp_path) if command == "run" else \
+            cli(command, cwd=tmp_path)
+        assert result.returncode == 2, result
+        assert result.stdout == ""
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith("proctui: error: proctui.toml: "), lines[0]
+        assert expected in lines[0]
+        assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--stop-timeout", "-1", "x"],
+    ["--stop-timeout", "ten", "x"],
+    ["--on-timeout", "explode", "x"],
+    ["--stop-signal", "NOPE", "x"],
+    ["-f", "missing.toml"],
+    ["--no-such-option"],
+])
+def test_cli_bad_options(tmp_path, args):
+    result = cli("run", "--headless", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0], result.stderr
+
+
+def test_cli_no_config_here(tmp_path):
+    result = cli("run", "--headless", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no proctui.toml or Procfile" in result.stderr
+
+
+def test_cli_check_prints_the_resolved_processes(tmp_path):
+    (tmp_path / ".env").write_text("A=1\n")
+    write(tmp_path, FULL)
+    result = cli("check", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "proctui.toml: 2 processes, OK" in result.stdout
+    assert "[web]" in result.stdout and "SIGINT, then ask after 3s" in result.stdout
+
+
+def test_version_and_help(tmp_path):
+    from proctui import __version__
+
+    result = cli("--version", cwd=tmp_path)
+    assert result.returncode == 0 and __version__ in result.stdout
+    result = cli("--help", cwd=tmp_path)
+    assert result.returncode == 0 and "run" in result.stdout and "check" in result.stdout
+
+
+@pytest.mark.parametrize(("cmd", "simple"), [
+    ("sleep 3", True), ("python -c 'a; b'", True), ("x 2>&1 > log", True),
+    ("a | b", False), ("a; b", False), ("a && b", False), ("x &", False), ("(x)", False),
+    ("FOO=1 x", False), ("cd /tmp", False), ("trap '' TERM; x", False), ("a\nb", False),
+    ("'unclosed", False),
+])
+def test_simple_shell_commands_are_execed(cmd, simple):
+    from proctui.config import shell_argv
+
+    argv = shell_argv(cmd)
+    assert argv[:2] == ("/bin/sh", "-c")
+    assert argv[2] == (f"exec {cmd}" if simple else cmd)

@@ -1,0 +1,230 @@
+"""The headless runner end to end, through the real CLI, with real signals."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from proctui.core.events import EventQueue
+from proctui.core.supervisor import Supervisor
+from proctui.headless import HeadlessRunner, Printer, use_colour
+from tests.children import POLITE, STUBBORN
+from tests.conftest import PY, UnkillableOS, alive, pyspec, wait_until
+
+
+def py(code: str) -> str:
+    """A command line that runs ``code`` with this Python, for 'NAME=CMD' arguments."""
+    return f"{PY} -c {shlex.quote(code)}"
+
+
+class Proctui:
+    """``proctui run`` in a child process, with its output read line by line."""
+
+    def __init__(self, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "proctui", "run", "--run-dir", str(tmp_path / "run"), *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_line(self, pattern: str, timeout: float = 15.0) -> str:
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        seen = 0
+        while time.monotonic() < deadline:
+            for line in self.lines[seen:]:
+                if regex.search(line):
+                    return line
+            seen = 0
+            time.sleep(0.02)
+        raise AssertionError(f"no line matching {pattern!r}; got:\n" + "\n".join(self.lines))
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def finish(self, timeout: float = 30.0) -> int:
+        code = self.proc.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def pid_of(self, name: str) -> int:
+        line = self.wait_line(rf"proctui \| {re.escape(name)}: started \(pid \d+\)")
+        return int(re.search(r"pid (\d+)", line).group(1))
+
+
+@pytest.fixture
+def proctui(tmp_path):
+    made: list[Proctui] = []
+
+    def start(*args: str, **kw: object) -> Proctui:
+        p = Proctui(tmp_path, *args, **kw)  # type: ignore[arg-type]
+        made.append(p)
+        return p
+
+    yield start
+    for p in made:
+        if p.proc.poll() is None:
+            p.proc.kill()
+            p.proc.wait()
+
+
+def test_sigint_stops_everything_and_reports_each_ending(proctui):
+    p = proctui("--stop-timeout", "1", f"polite={py(POLITE)}", f"stub={py(STUBBORN)}",
+                "quick=echo quick done")
+    polite, stub = p.pid_of("polite"), p.pid_of("stub")
+    p.wait_line(r"^polite +\| ready$")
+    p.wait_line(r"^stub +\| ready$")
+    p.wait_line(r"quick: exited: exit code 0")
+    p.signal(signal.SIGINT)
+    assert p.finish() == 1  # stub was killed
+    out = "\n".join(p.lines)
+    assert "proctui | received SIGINT: stopping everything" in out
+    assert re.search(r"proctui \| polite: stopped after \d+\.\ds: exit code 0", out)
+    assert "proctui | stub: SIGTERM sent to process group" in out
+    assert "proctui | stub: killed with SIGKILL after 1s stop timeout" in out
+    summary = out[out.index("proctui | summary:"):].splitlines()
+    assert len(summary) == 4
+    assert re.match(r"proctui \|   polite +stopped after", summary[1])
+    assert re.match(r"proctui \|   stub +killed with SIGKILL after 1s stop timeout", summary[2])
+    assert re.match(r"proctui \|   quick +exited: exit code 0", summary[3])
+    assert not alive(polite) and not alive(stub)
+
+
+def test_names_are_padded_and_no_colour_in_a_pipe(proctui):
+    p = proctui("a=echo one", "longer-name=echo two")
+    assert p.finish() == 0
+    assert "a           | one" in p.lines
+    assert "longer-name | two" in p.lines
+    assert not any("\x1b[" in line for line in p.lines)
+
+
+def test_second_sigint_kills_what_is_still_stopping(proctui):
+    p = proctui("--headless", "--stop-timeout", "60", f"stub={py(STUBBORN)}")
+    stub = p.pid_of("stub")
+    p.wait_line(r"^stub +\| ready$")
+    p.signal(signal.SIGINT)
+    p.wait_line(r"stub: SIGTERM sent")
+    started = time.monotonic()
+    p.signal(signal.SIGINT)
+    assert p.finish() == 1
+    assert time.monotonic() - started < 10
+    p.wait_line(r"received SIGINT again: killing")
+    p.wait_line(r"stub: killed with SIGKILL by operator \d+\.\ds after the stop request")
+    assert not alive(stub)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_gracefully(proctui, sig):
+    p = proctui(f"web={py(POLITE)}")
+    web = p.pid_of("web")
+    p.wait_line(r"^web +\| ready$")
+    p.signal(sig)
+    assert p.finish() == 0
+    p.wait_line(rf"received {sig.name}: stopping everything")
+    p.wait_line(r"web: stopped after")
+    assert not alive(web)
+
+
+def test_exit_status_for_a_crash(proctui):
+    p = proctui("ok=true", "bad=exit 3")
+    assert p.finish() == 1
+    p.wait_line(r"bad +exited: exit code 3")
+
+
+def test_runner_ends_by_itself_and_exit_0_when_all_clean(proctui):
+    p = proctui("a=echo a", "b=echo b")
+    assert p.finish() == 0
+
+
+def test_second_instance_on_the_same_run_dir_is_refused(proctui, tmp_path):
+    first = proctui(f"web={py(POLITE)}")
+    first.wait_line(r"^web +\| ready$")
+    second = subprocess.run(
+        [sys.executable, "-m", "proctui", "run", "--run-dir", str(tmp_path / "run"), "x=true"],
+        capture_output=True, text=True, timeout=30)
+    assert second.returncode == 2
+    assert re.fullmatch(rf"proctui: error: another proctui \(pid {first.proc.pid}\) is running "
+                        r"with run directory .*; stop it first or pass --run-dir\n",
+                        second.stderr), second.stderr
+    first.signal(signal.SIGINT)
+    assert first.finish() == 0
+
+
+def test_failed_to_start_is_reported_and_exit_1(proctui, tmp_path):
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.typo]\ncmd = "ngnix -g x"\n[processes.ok]\ncmd = "echo fine"\n')
+    p = proctui()
+    assert p.finish() == 1
+    p.wait_line(r"typo: failed to start: \[Errno 2\] No such file or directory: 'ngnix'")
+    p.wait_line(r"^ok +\| fine$")
+
+
+def test_third_sigint_abandons_what_is_left_and_exits(monkeypatch):
+    """SIGKILL cannot be made to fail on demand: the fake OS swallows it, and the third
+    ctrl+c must then abandon the process and exit at once, naming its pid."""
+    events = EventQueue()
+    sup = Supervisor([pyspec("stuck", STUBBORN, stop_timeout=0.2, kill_timeout=60)],
+                     events=events, interactive=False, os_layer=UnkillableOS())
+    out = io.StringIO()
+    runner = HeadlessRunner(sup, events, Printer(["stuck"], out, colour=False))
+
+    def operator() -> None:
+        # Whatever happens, three SIGINTs end the runner: the test must not hang.
+        for seen in ("| ready", "SIGKILL sent", "received SIGINT again"):
+            try:
+                wait_until(lambda seen=seen: seen in out.getvalue(), what=seen)
+            finally:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=operator, daemon=True)
+    thread.start()
+    status = runner.run()
+    thread.join(5)
+    text = out.getvalue()
+    pid = sup.views()[0].pid
+    assert status == 3
+    assert f"abandoning what is left (stuck pid {pid}) and exiting" in text
+    assert re.search(rf"stuck: abandoned after \d+\.\ds: pid {pid} left running", text)
+    assert alive(pid)
+    os.kill(pid, signal.SIGKILL)
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour(Tty()) is True
+    assert use_colour(io.StringIO()) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_colour(Tty()) is False
+
+
+def test_countdown_lines_during_a_long_wait(proctui):
+    p = proctui("--stop-timeout", "7", f"stub={py(STUBBORN)}")
+    p.wait_line(r"^stub +\| ready$")
+    p.signal(signal.SIGINT)
+    p.wait_line(r"stub: SIGTERM sent to process group \d+; SIGKILL in 7s")
+    line = p.wait_line(r"stub: still stopping after \d+\.\ds: SIGKILL in \d+\.\ds", timeout=10)
+    remaining = float(re.search(r"SIGKILL in (\d+\.\d)s", line).group(1))
+    assert 0.5 < remaining < 3
+    assert p.finish() == 1

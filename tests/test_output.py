@@ -1,0 +1,160 @@
+"""Output: our own line splitting, the ring buffer, and real children that print oddly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from proctui.core.events import Dropped, EventQueue, Output
+from proctui.core.lines import LineSplitter, OutputBuffer, Stream
+from proctui.core.supervisor import Supervisor
+from tests.conftest import pyspec, spec, wait_until
+
+
+def split_all(chunks: list[bytes], max_len: int = 8192) -> tuple[list[str], str]:
+    s = LineSplitter(max_len)
+    out: list[str] = []
+    for chunk in chunks:
+        out += s.feed(chunk)
+    partial = s.partial
+    out += s.finish()
+    return out, partial
+
+
+def test_newlines_and_crlf():
+    assert split_all([b"a\nb\r\nc\n"])[0] == ["a", "b", "c"]
+    assert split_all([b"a\r", b"\nb\n"])[0] == ["a", "b"]  # CRLF split across chunks
+    assert split_all([b"\n\n"])[0] == ["", ""]  # empty lines are lines
+    assert split_all([b"no newline at the end"])[0] == ["no newline at the end"]
+
+
+def test_lone_cr_replaces_the_current_line():
+    lines, partial = split_all([b"progress 10%\r", b"progress 50%\r", b"progress 100%\n"])
+    assert lines == ["progress 100%"]
+    lines, partial = split_all([b"a 1%\ra 2%\ra 3%"])
+    assert partial == "a 3%"
+    assert lines == ["a 3%"]
+    # the text before \r stays on display until something replaces it
+    s = LineSplitter()
+    s.feed(b"working 42%\r")
+    assert s.partial == "working 42%"
+    assert s.feed(b"done\n") == ["done"]
+
+
+def test_invalid_utf8_is_replaced_and_split_characters_survive_chunking():
+    data = "héllo wörld €\n".encode()
+    for cut in range(1, len(data)):
+        assert split_all([data[:cut], data[cut:]])[0] == ["héllo wörld €"]
+    assert split_all([b"bad \xff\xfe bytes\n"])[0] == ["bad \ufffd\ufffd bytes"]
+
+
+def test_long_lines_are_cut_without_losing_anything():
+    line = "".join(random.choice("abcdefgh") for _ in range(1_000_000))
+    chunks = [line[i : i + 65536].encode() for i in range(0, len(line), 65536)]
+    lines, _ = split_all(chunks, max_len=8192)
+    assert all(len(piece) <= 8192 for piece in lines)
+    assert "".join(lines) == line
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_splitting_is_independent_of_chunk_boundaries(seed):
+    rng = random.Random(seed)
+    alphabet = [b"a", b"b", b"\n", b"\r\n", b"\xc3\xa9", b"x" * 50]
+    data = b"".join(rng.choice(alphabet) for _ in range(400))
+    whole = split_all([data], max_len=80)[0]
+    cuts = sorted(rng.sample(range(1, len(data)), 20))
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    assert split_all(pieces, max_len=80)[0] == whole
+    # With no lone \r, nothing is dropped: the text comes back whole, and cutting long
+    # lines into pieces loses no character between them.
+    text = data.decode().replace("\r\n", "\n")
+    uncut = split_all([data], max_len=100_000)[0]
+    assert "\n".join(uncut) == (text[:-1] if text.endswith("\n") else text)
+    assert "".join(whole) == "".join(uncut)
+
+
+def test_ring_buffer_is_bounded_and_counts_everything():
+    buf = OutputBuffer(capacity=100)
+    for i in range(10):
+        buf.append(Stream.STDOUT, [f"{i}-{j}" for j in range(30)])
+    assert buf.total == 300
+    assert len(buf) == 100
+    got = buf.read(0)
+    assert got.first == 200 and got.dropped == 200
+    assert got.lines[0] == "6-20" and got.lines[-1] == "9-29"
+    tail = buf.read(295)
+    assert tail.lines == [f"9-{j}" for j in range(25, 30)]
+    assert buf.read(300).lines == []
+    window = buf.read(250, 3)
+    assert window.lines == ["8-10", "8-11", "8-12"]
+    buf.clear()
+    assert buf.read(0).lines == [] and buf.total == 300
+
+
+def test_event_queue_drops_beyond_its_budget_and_says_so():
+    q = EventQueue(budget=1000)
+    for _ in range(50):
+        q.put_output("flood", 1, ["x" * 99])
+    events = q.get(0)
+    kept = sum(len(e.lines) for e in events if isinstance(e, Output))
+    dropped = sum(e.count for e in events if isinstance(e, Dropped))
+    assert kept + dropped == 50 and dropped > 0
+
+
+def test_real_child_invalid_utf8_and_stderr(harness):
+    code = (
+        "import sys\n"
+        "sys.stdout.buffer.write(b'ok \\xff\\xfe end\\n'); sys.stdout.flush()\n"
+        "sys.stderr.write('to stderr\\n')\n"
+    )
+    h = harness([pyspec("odd", code)])
+    h.outcome("odd")
+    got = h.view("odd").buffer.read(0)
+    pairs = [(line, stream) for line, stream in zip(got.lines, got.streams, strict=True)
+             if stream != Stream.PROCTUI]
+    assert ("ok \ufffd\ufffd end", Stream.STDOUT) in pairs
+    assert ("to stderr", Stream.STDERR) in pairs
+
+
+def test_real_child_megabyte_line_without_newline(harness):
+    code = "import sys; sys.stdout.write('y' * 1_000_000); sys.stdout.flush()"
+    h = harness([pyspec("big", code, max_line_length=10_000)])
+    h.outcome("big")
+    h.wait_all_ended()
+    lines = h.output("big")
+    assert len(lines) == 100
+    assert "".join(lines) == "y" * 1_000_000
+
+
+def test_real_child_progress_bar(harness):
+    code = (
+        "import sys\n"
+        "for i in range(0, 101, 10):\n"
+        "    sys.stdout.write(f'\\rprogress {i}%'); sys.stdout.flush()\n"
+        "print()\nprint('done')\n"
+    )
+    h = harness([pyspec("bar", code)])
+    h.outcome("bar")
+    h.wait_all_ended()
+    assert h.output("bar") == ["progress 100%", "done"]
+
+
+def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
+    # 200,000 lines, an event queue nobody drains: the child must still finish, and what
+    # did not fit is counted, not silently lost.
+    events = EventQueue(budget=100_000)
+    sup = Supervisor([spec("flood", "seq 1 200000")], events=events)
+    sup.start()
+    try:
+        wait_until(sup.all_ended, timeout=30, what="the flood to end")
+        ((_, outcome),) = sup.final()
+        assert outcome.text == "exited: exit code 0"
+        buf = sup.views()[0].buffer
+        assert buf.total == 200000 + 2  # the lines and proctui's "started" and outcome
+        got = events.get(0)
+        kept = sum(len(e.lines) for e in got if isinstance(e, Output))
+        dropped = sum(e.count for e in got if isinstance(e, Dropped))
+        assert kept + dropped == 200000 and dropped > 0
+    finally:
+        sup.close()
