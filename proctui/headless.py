@@ -183,18 +183,24 @@ class HeadlessRunner:
                                  f"{seconds(view.deadline - now)}", view.name)
 
     def _summary(self) -> int:
-        finals = self.sup.final()
-        restarts = {v.name: v.restarts for v in self.sup.views()}
-        self.printer.say("summary:")
-        width = max((len(n) for n, _ in finals), default=0)
-        for name, outcome in finals:
-            text = outcome.text if outcome is not None else "not started"
-            if restarts.get(name):
-                text += f" (restarted {restarts[name]} times)"
-            self.printer.say(f"  {name.ljust(width)}  {text}")
-        status = exit_status_for([o for _, o in self.sup.outcomes()])
+        for line in summary_lines(self.sup):
+            self.printer.say(line)
         self.printer.flush()
-        return status
+        return exit_status_for([o for _, o in self.sup.outcomes()])
+
+
+def summary_lines(sup: Supervisor) -> list[str]:
+    """One line per process: its last outcome (and how often it was restarted)."""
+    finals = sup.final()
+    restarts = {v.name: v.restarts for v in sup.views()}
+    width = max((len(n) for n, _ in finals), default=0)
+    lines = ["summary:"]
+    for name, outcome in finals:
+        text = outcome.text if outcome is not None else "not started"
+        if restarts.get(name):
+            text += f" (restarted {restarts[name]} times)"
+        lines.append(f"  {name.ljust(width)}  {text}")
+    return lines
 
 
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,

@@ -210,6 +210,18 @@ class Supervisor:
     def start_process(self, name: str) -> concurrent.futures.Future[None]:
         return self._submit(lambda: self._start_again(self._get(name)))
 
+    def set_interactive(self, interactive: bool) -> concurrent.futures.Future[None]:
+        """Nobody can answer any more (the terminal hung up): "ask" acts as "kill", and a
+        process already parked for a decision is killed now."""
+        def call() -> None:
+            self.interactive = interactive
+            for m in self.processes:
+                if m.active:
+                    m.run.interactive = interactive  # type: ignore[union-attr]
+                    if not interactive and m.run.phase is Phase.DECIDING:  # type: ignore[union-attr]
+                        m.run.act(Action.KILL)  # type: ignore[union-attr]
+        return self._submit(call)
+
     # -- reading state (any thread) -----------------------------------------------------
 
     def views(self) -> list[ProcessView]:

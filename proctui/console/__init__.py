@@ -1,0 +1,59 @@
+"""The Textual console. Imported only when a console opens: the core, the CLI's fast
+paths and the headless runner never import Textual."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Sequence
+
+from proctui.config import ProcessSpec
+from proctui.core.outcome import exit_status_for
+from proctui.core.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+
+FALLBACK_POLL = 0.05
+
+
+def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
+                leftover_defaults: ProcessSpec | None = None, hint: str | None = None) -> int:
+    """Open the console on ``specs``; returns proctui's exit status once all have ended."""
+    from proctui.console.app import ProctuiApp
+    from proctui.headless import Printer, summary_lines, use_colour
+
+    sup = Supervisor(specs, run_dir=run_dir, interactive=True,
+                     leftover_defaults=leftover_defaults)
+    app: ProctuiApp | None = None
+
+    def hangup(signum: int, _frame: object) -> None:
+        # The operator is gone (SSH dropped) or the system is shutting down: nobody can
+        # answer an "ask" any more, so it acts as kill; stop everything now.
+        sup.set_interactive(False)
+        sup.stop_all()
+        if app is not None:
+            app.hangup = signal.Signals(signum).name
+
+    previous = {sig: signal.signal(sig, hangup) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        sup.start()
+        app = ProctuiApp(sup, hint=hint)
+        try:
+            app.run()
+        finally:
+            if not sup.all_ended():
+                # The console ended without finishing the stop (it crashed, or the terminal
+                # went away): finish it here, bounded by the same timeouts.
+                sup.set_interactive(False)
+                sup.stop_all()
+                while not sup.all_ended():
+                    time.sleep(FALLBACK_POLL)
+        printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
+        for line in summary_lines(sup):
+            printer.say(line)
+        printer.flush()
+        return exit_status_for([o for _, o in sup.outcomes()])
+    finally:
+        sup.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
