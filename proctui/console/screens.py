@@ -88,9 +88,8 @@ class AskScreen(ModalScreen[Decision | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # While typing seconds, letters are text, not shortcuts.
-        if action == "choose" and isinstance(self.focused, Input) and parameters != ("extend",):
-            return False
-        return True
+        typing = isinstance(self.focused, Input)
+        return not (action == "choose" and typing and parameters != ("extend",))
 
 
 class ConfirmScreen(ModalScreen[bool]):
