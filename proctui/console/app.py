@@ -112,6 +112,10 @@ class ProctuiApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Held, not queried each tick: a tick may still fire while the app is closing.
+        self._table = self.query_one(ProcessTable)
+        self._panel = self.query_one(ShutdownPanel)
+        self._search = self.query_one("#search", Input)
         self._close_search()
         self._layout()
         self.tick()
@@ -140,13 +144,13 @@ class ProctuiApp(App[None]):
                     self._active.add(view.name)
         rows = [Row(v, self._usage.get(v.pgid) if v.pgid else None, v.name in self._active)
                 for v in views]
-        self.query_one(ProcessTable).update_rows(rows, self.selected, now)
+        self._table.update_rows(rows, self.selected, now)
         for view in views:
             pane = self.panes.get(view.name)
             if pane is not None and pane.display:
                 pane.header.update_view(view, now, pane.output.position)
                 pane.output.update_rows()
-        panel = self.query_one(ShutdownPanel)
+        panel = self._panel
         panel.display = self.quitting
         if self.quitting:
             panel.update_views(views, now)
@@ -276,7 +280,7 @@ class ProctuiApp(App[None]):
     def _begin_quit(self, why: str) -> None:
         self.quitting = True
         self.sup.stop_all()
-        self.query_one(ShutdownPanel).display = True
+        self._panel.display = True
         if why != "quit":
             self.notify(f"{why}: stopping everything", markup=False)
         self.tick()
@@ -348,13 +352,13 @@ class ProctuiApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_search(self) -> None:
-        box = self.query_one("#search", Input)
+        box = self._search
         box.disabled = False
         box.display = True
         box.focus()
 
     def _close_search(self) -> None:
-        box = self.query_one("#search", Input)
+        box = self._search
         box.display = False
         box.disabled = True  # a hidden input must never swallow the app's keys
         self.set_focus(None)
@@ -384,7 +388,7 @@ class ProctuiApp(App[None]):
         self._show_match()
 
     def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
-        box = self.query_one("#search", Input)
+        box = self._search
         if event.key == "escape" and box.display:
             self._close_search()
             event.stop()
