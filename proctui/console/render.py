@@ -85,7 +85,7 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
     ago = f"{sig} sent {seconds(now - start)} ago"
     if phase is Phase.DECIDING:
         return Countdown(f"{ago} · stop timeout reached: your decision (K kill, e extend, "
-                         "a abandon)", "decide: K / e / a", 0.0)
+                         "a abandon)", "decide: K / e / a", None)
     if view.deadline is None:
         return Countdown(f"{ago} · waiting without a deadline", "no deadline", None)
     left = max(0.0, view.deadline - now)

@@ -59,7 +59,8 @@ class ProcessTable(Widget):
         if index >= len(self.rows):
             return Strip.blank(width)
         row = self.rows[index]
-        style = Style(reverse=True) if index == self.selected else Style()
+        # A background, not reverse video: the state colours stay readable on the selection.
+        style = Style(bgcolor="bright_black", bold=True) if index == self.selected else Style()
         return self._strip(self._row(row, index == self.selected, width), width, style)
 
     def _columns(self, width: int) -> tuple[int, bool]:
@@ -118,8 +119,15 @@ class ProcessTable(Widget):
         return fit(Text(words), room)
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
-        segments = list(text.render(self.app.console))
-        return Strip(segments).crop_extend(0, width, None).apply_style(style)
+        return Strip(segments(text, self.app.console)).crop_extend(0, width, None) \
+            .apply_style(style)
+
+
+def segments(text: Text, console: Console) -> list[Segment]:
+    """``Text.render`` drops the base style of a Text that has no spans; keep it."""
+    if not text.spans and text.style:
+        return [Segment(text.plain, console.get_style(text.style))]
+    return list(text.render(console))
 
 
 def fit(text: Text, room: int) -> Text:
@@ -323,7 +331,7 @@ class OutputView(Widget):
                 text.truncate(width - 1)
                 text.append("…", style="dim")
             pieces = [text]
-        return [Strip(list(piece.render(console)) if piece.cell_len else [Segment("")])
+        return [Strip(segments(piece, console) if piece.cell_len else [Segment("")])
                 .crop_extend(0, width, None) for piece in pieces]
 
     def render_line(self, y: int) -> Strip:

@@ -1,0 +1,141 @@
+"""A fixed core for pictures: snapshots and screenshots must not depend on real pids,
+uptimes or the time a test happens to take, so the views and the clock are frozen."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import replace
+
+from proctui.core.lines import OutputBuffer, Stream
+from proctui.core.outcome import Outcome, OutcomeKind
+from proctui.core.state import Phase, ProcessView
+from proctui.core.usage import Usage
+
+NOW = 10_000.0
+
+
+def _done() -> concurrent.futures.Future[None]:
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+    future.set_result(None)
+    return future
+
+
+def buffer(lines: list[tuple[int, str]]) -> OutputBuffer:
+    buf = OutputBuffer(1000)
+    for stream, line in lines:
+        buf.append(stream, [line])
+    return buf
+
+
+def view(name: str, phase: Phase, pid: int | None = 4121, **kw: object) -> ProcessView:
+    base = ProcessView(
+        name=name, phase=phase, pid=pid, pgid=pid, cmd=f"./{name}", started_at=NOW - 125,
+        ended_at=None, restarts=0, stop_requested_at=None, stop_signal_name="SIGTERM",
+        kill_sent_at=None, deadline=None, deadline_action="SIGKILL", extend_step=30.0,
+        outcome=None, restart_at=None, leftover=False, buffer=buffer([]),
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def outcome(kind: OutcomeKind, text: str, pid: int = 4121) -> Outcome:
+    return Outcome(kind=kind, text=text, pid=pid)
+
+
+WEB_LINES = [
+    (Stream.PROCTUI, "started (pid 4121): python -m http.server 8000"),
+    (Stream.STDOUT, "Serving HTTP on 0.0.0.0 port 8000 ..."),
+    (Stream.STDOUT, '127.0.0.1 - "GET / HTTP/1.1" \x1b[32m200\x1b[0m -'),
+    (Stream.STDOUT, '127.0.0.1 - "GET /api/items HTTP/1.1" \x1b[32m200\x1b[0m -'),
+    (Stream.STDERR, "warning: slow request took 1.2s [/bold]"),
+    (Stream.STDOUT, '127.0.0.1 - "GET /missing HTTP/1.1" \x1b[33m404\x1b[0m -'),
+]
+WORKER_LINES = [
+    (Stream.PROCTUI, "started (pid 4122): ./worker --queue jobs"),
+    (Stream.STDOUT, "worker: picked job 17"),
+    (Stream.STDOUT, "worker: picked job 18"),
+    (Stream.PROCTUI, "SIGTERM sent to process group 4122; SIGKILL in 10s"),
+    (Stream.STDOUT, "worker: ignoring SIGTERM, finishing job 18 first"),
+]
+
+
+def running() -> list[ProcessView]:
+    return [
+        view("web", Phase.RUNNING, 4121, buffer=buffer(WEB_LINES)),
+        view("worker", Phase.RUNNING, 4122, buffer=buffer(WORKER_LINES[:3]), started_at=NOW - 61),
+        view("crashy", Phase.BACKOFF, 4130, restarts=3, restart_at=NOW + 4,
+             outcome=outcome(OutcomeKind.EXITED, "exited: exit code 3", 4130)),
+        view("chatty", Phase.RUNNING, 4125, buffer=buffer([(Stream.STDOUT, "tick")] * 3),
+             started_at=NOW - 7),
+    ]
+
+
+def stopping() -> list[ProcessView]:
+    views = running()
+    views[0] = view("web", Phase.ENDED, 4121, buffer=buffer(WEB_LINES), ended_at=NOW - 2,
+                    outcome=outcome(OutcomeKind.STOPPED, "stopped after 0.3s: exit code 0"))
+    views[1] = view("worker", Phase.STOPPING, 4122, buffer=buffer(WORKER_LINES),
+                    stop_requested_at=NOW - 4.2, deadline=NOW + 5.8)
+    views[2] = view("crashy", Phase.ENDED, 4130, restarts=3, ended_at=NOW - 3,
+                    outcome=outcome(OutcomeKind.EXITED, "exited: exit code 3", 4130))
+    views[3] = view("chatty", Phase.KILLING, 4125, stop_requested_at=NOW - 12,
+                    kill_sent_at=NOW - 1.9, deadline=NOW + 3.1,
+                    buffer=buffer([(Stream.STDOUT, "tick")] * 3))
+    return views
+
+
+def deciding() -> list[ProcessView]:
+    views = stopping()
+    views[1] = view("worker", Phase.DECIDING, 4122, buffer=buffer(WORKER_LINES),
+                    stop_requested_at=NOW - 10.4, deadline=None, deadline_action="decision")
+    return views
+
+
+def final() -> list[ProcessView]:
+    return [
+        view("web", Phase.ENDED, 4121, buffer=buffer(WEB_LINES), ended_at=NOW - 30,
+             outcome=outcome(OutcomeKind.STOPPED, "stopped after 0.3s: exit code 0")),
+        view("worker", Phase.ENDED, 4122, buffer=buffer(WORKER_LINES), ended_at=NOW - 20,
+             outcome=outcome(OutcomeKind.KILLED, "killed with SIGKILL after 10s stop timeout")),
+        view("crashy", Phase.ENDED, 4130, restarts=3, ended_at=NOW - 40,
+             outcome=outcome(OutcomeKind.EXITED, "exited: exit code 3", 4130)),
+        view("chatty", Phase.ENDED, 4125, ended_at=NOW - 25,
+             outcome=outcome(OutcomeKind.ABANDONED, "abandoned after 12s: pid 4125 left running",
+                             4125)),
+    ]
+
+
+class FakeCore:
+    """Answers the console's questions with fixed views; records its commands."""
+
+    def __init__(self, views: list[ProcessView]) -> None:
+        self._views = views
+        self.commands: list[tuple[str, object]] = []
+
+    def views(self) -> list[ProcessView]:
+        return self._views
+
+    def all_ended(self) -> bool:
+        return False
+
+    def outcomes(self) -> list[tuple[str, Outcome]]:
+        return [(v.name, v.outcome) for v in self._views if v.outcome is not None]
+
+    def __getattr__(self, name: str):  # stop, kill, extend, abandon, ...
+        def command(*args: object) -> concurrent.futures.Future[None]:
+            self.commands.append((name, args))
+            return _done()
+
+        return command
+
+
+def usage(pgids) -> dict[int, Usage]:  # type: ignore[no-untyped-def]
+    table = {4121: Usage(1.5, 34 << 20, 1), 4122: Usage(12.0, 120 << 20, 3),
+             4125: Usage(0.4, 9 << 20, 2)}
+    return {p: table[p] for p in pgids if p in table}
+
+
+def app(views: list[ProcessView], hint: str | None = None):  # type: ignore[no-untyped-def]
+    from proctui.console.app import ProctuiApp
+
+    return ProctuiApp(FakeCore(views), clock=lambda: NOW, usage=usage,  # type: ignore[arg-type]
+                      hint=hint)
