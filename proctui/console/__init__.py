@@ -3,8 +3,11 @@ paths and the headless runner never import Textual."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 
@@ -14,6 +17,7 @@ from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 
 FALLBACK_POLL = 0.05
+HANGUP_GRACE = 3.0  # seconds Textual gets to close after a hangup, once all ended
 
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
@@ -25,6 +29,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
     app: ProctuiApp | None = None
+    console_done = threading.Event()
 
     def hangup(signum: int, _frame: object) -> None:
         # The operator is gone (SSH dropped) or the system is shutting down: nobody can
@@ -33,6 +38,21 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         sup.stop_all()
         if app is not None:
             app.hangup = signal.Signals(signum).name
+        threading.Thread(target=exit_when_stopped, name="proctui-hangup", daemon=True).start()
+
+    def exit_when_stopped() -> None:
+        """After a hangup, Textual can block for ever writing to the terminal that went
+        away. Once every process has ended (bounded by the timeouts), give it a moment to
+        close by itself, then end proctui: there is nothing left to supervise."""
+        while not sup.all_ended():
+            time.sleep(FALLBACK_POLL)
+        if console_done.wait(HANGUP_GRACE):
+            return
+        status = exit_status_for([o for _, o in sup.outcomes()])
+        with contextlib.suppress(Exception):
+            if run_dir is not None:
+                run_dir.close()
+        os._exit(status)
 
     previous = {sig: signal.signal(sig, hangup) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
@@ -41,6 +61,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         try:
             app.run()
         finally:
+            console_done.set()
             if not sup.all_ended():
                 # The console ended without finishing the stop (it crashed, or the terminal
                 # went away): finish it here, bounded by the same timeouts.

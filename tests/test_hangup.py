@@ -1,0 +1,135 @@
+"""The console on a real pseudo-terminal: the terminal goes away (SIGHUP) or proctui gets
+SIGTERM; every child ends per policy, proctui exits, nothing is orphaned."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import select
+import shlex
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from proctui.core.rundir import RunDir
+from tests.children import POLITE, SLOW, STUBBORN
+from tests.conftest import PY, alive, wait_until
+
+
+def _controlling_tty() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class OnPty:
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        self.run_dir = tmp_path / "run"
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "30"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "proctui", "run", "--run-dir", str(self.run_dir), *args],
+            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
+            preexec_fn=_controlling_tty,
+        )
+        os.close(slave)
+        self.screen = b""
+
+    def read(self, timeout: float = 0.1) -> None:
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if ready:
+            with contextlib.suppress(OSError):
+                self.screen += os.read(self.master, 65536)
+
+    def pids(self, count: int, timeout: float = 20.0) -> list[int]:
+        """The children's pids, from their PID files, once all ``count`` have started."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.read()
+            entries = RunDir(self.run_dir).scan() if self.run_dir.exists() else []
+            records = [e.record for e in entries if e.record is not None]
+            if len(records) == count:
+                return [r.pid for r in records]
+        raise AssertionError(f"{count} processes did not start: {self.screen[-500:]!r}")
+
+    def hang_up(self) -> None:
+        os.close(self.master)
+
+    def wait(self, timeout: float = 30.0) -> int:
+        return self.proc.wait(timeout)
+
+
+def handles_term(pid: int) -> bool:
+    """The child has set its SIGTERM disposition (ignored or caught): it is ready."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    masks = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+    bit = 1 << (signal.SIGTERM - 1)
+    return bool((int(masks["SigIgn"], 16) | int(masks["SigCgt"], 16)) & bit)
+
+
+def py(code: str) -> str:
+    return f"{PY} -c {shlex.quote(code)}"
+
+
+@pytest.fixture
+def on_pty(tmp_path):
+    made: list[OnPty] = []
+
+    def start(*args: str) -> OnPty:
+        console = OnPty(tmp_path, *args)
+        made.append(console)
+        return console
+
+    yield start
+    for console in made:
+        if console.proc.poll() is None:
+            console.proc.kill()
+            console.proc.wait()
+        with contextlib.suppress(OSError):
+            os.close(console.master)
+
+
+def test_terminal_hangup_stops_everything_and_exits(on_pty):
+    console = on_pty("--stop-timeout", "1", f"web={py(POLITE)}", f"stub={py(STUBBORN)}",
+                     f"slow={py(SLOW.format(seconds=0.5))}")
+    pids = console.pids(3)
+    wait_until(lambda: all(handles_term(pid) for pid in pids), what="SIGTERM handlers")
+    console.hang_up()
+    status = console.wait(timeout=30)
+    assert status == 1  # stub had to be killed
+    for pid in pids:
+        assert not alive(pid), f"pid {pid} was orphaned"
+    assert list((console.run_dir).glob("*.pid")) == []
+
+
+def test_hangup_with_ask_does_not_wait_for_an_answer(on_pty):
+    console = on_pty("--stop-timeout", "0.5", "--on-timeout", "ask", f"stub={py(STUBBORN)}")
+    (pid,) = console.pids(1)
+    wait_until(lambda: handles_term(pid), what="the SIGTERM handler")
+    console.hang_up()
+    assert console.wait(timeout=30) == 1
+    assert not alive(pid)
+
+
+def test_sigterm_to_the_console_stops_everything_and_exits(on_pty):
+    console = on_pty("--stop-timeout", "1", f"web={py(POLITE)}", f"stub={py(STUBBORN)}")
+    pids = console.pids(2)
+    wait_until(lambda: all(handles_term(pid) for pid in pids), what="SIGTERM handlers")
+    console.proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while console.proc.poll() is None and time.monotonic() < deadline:
+        console.read()
+    assert console.proc.returncode == 1
+    for pid in pids:
+        assert not alive(pid)
+    assert b"killed with SIGKILL after 1s stop timeout" in console.screen
