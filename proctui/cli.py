@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -71,6 +72,8 @@ def run_options(fn):  # type: ignore[no-untyped-def]
                           "(headless: ask acts as kill)."),
         click.option("--stop-signal", metavar="SIGNAL",
                      help="The stop signal, e.g. TERM, INT, SIGQUIT."),
+        click.option("--stop-after", type=click.FloatRange(min=0), metavar="SECONDS",
+                     help="Stop everything gracefully after SECONDS (for scripts and demos)."),
         click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the lock and PID files live. Default: "
                           "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
@@ -98,22 +101,44 @@ def cli() -> None:
 @_file_option
 @run_options
 @click.argument("commands", nargs=-1)
-def run(file: Path | None, headless: bool, stop_timeout: float | None,
-        kill_timeout: float | None, on_timeout: str | None, stop_signal: str | None,
-        run_dir: Path | None, commands: tuple[str, ...]) -> None:
+def run(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
     """Run processes from a config file or from COMMANDS ('NAME=CMD' or 'CMD', each run
     through /bin/sh -c) until they end or you stop them."""
+    overrides = _overrides_from(options)
+    config = _load(file, commands, overrides)
+    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, **options))
+
+
+@cli.command()
+@run_options
+@click.option("--print-config", is_flag=True,
+              help="Print the demo as a proctui.toml to copy and edit, and exit.")
+def demo(print_config: bool, **options: object) -> None:
+    """Play the built-in tour of shutdown behaviour: six small programs, each ending in
+    its own way. Press q to quit and watch the countdowns."""
+    from proctui import demo as tour
+
+    if print_config:
+        click.echo(tour.config_text(), nl=False)
+        return
+    overrides = _overrides_from(options)
+    config = tour.config()
+    config = replace(config, processes=tuple(overrides.apply(s) for s in config.processes))
+    sys.exit(start(config, overrides, anchor=Path("/proctui/demo"), hint=tour.HINT,
+                   **options))
+
+
+def _overrides_from(options: dict[str, object]) -> Overrides:
     try:
-        overrides = _overrides(stop_timeout, kill_timeout, on_timeout, stop_signal)
+        return _overrides(options.pop("stop_timeout"), options.pop("kill_timeout"),  # type: ignore[arg-type]
+                          options.pop("on_timeout"), options.pop("stop_signal"))  # type: ignore[arg-type]
     except ConfigError as e:
         _fail(str(e))
-    config = _load(file, commands, overrides)
-    anchor = config.path or config.base_dir
-    sys.exit(start(config, overrides, headless=headless, run_dir=run_dir, anchor=anchor))
+        raise AssertionError("unreachable") from None
 
 
 def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
-          anchor: Path) -> int:
+          anchor: Path, stop_after: float | None = None, hint: str | None = None) -> int:
     """Take the run directory's lock, run the processes, return proctui's exit status."""
     from proctui.core.rundir import RunDir, RunDirError, default_run_dir
 
@@ -126,16 +151,14 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
                                            cwd=config.base_dir))
     try:
         if not headless and sys.stdout.isatty() and sys.stdin.isatty():
-            try:
-                from proctui.console import run_console
-            except ImportError:  # the console is not built yet
-                pass
-            else:
-                return run_console(config.processes, run_dir=directory,
-                                   leftover_defaults=template)
+            from proctui.console import run_console
+
+            return run_console(config.processes, run_dir=directory, leftover_defaults=template,
+                               hint=hint, stop_after=stop_after)
         from proctui import headless as runner
 
-        return runner.run(config.processes, run_dir=directory, leftover_defaults=template)
+        return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
+                          stop_after=stop_after)
     finally:
         directory.close()
 

@@ -208,12 +208,18 @@ def load_toml(path: Path, display: str | None = None) -> Config:
     except OSError as e:
         raise ConfigError(source, f"cannot read: {e.strerror or e}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(source, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    return parse_toml(text, source, path.resolve().parent, path.resolve())
+
+
+def parse_toml(text: str, source: str, base: Path, path: Path | None = None) -> Config:
+    """A proctui.toml given as text; ``base`` is where relative paths start."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(source, f"TOML syntax error: {e}") from None
-    base = path.resolve().parent
     top = _Where(source, None)
     unknown = sorted(set(data) - {"defaults", "processes"})
     if unknown:
@@ -240,7 +246,7 @@ def load_toml(path: Path, display: str | None = None) -> Config:
         if not isinstance(table, dict):
             raise where.error(None, f"expected a table [processes.{name}], got {_show(table)}")
         specs.append(_toml_process(name, table, defaults, base, where))
-    return Config(tuple(specs), source, base, path.resolve())
+    return Config(tuple(specs), source, base, path)
 
 
 def _toml_process(name: str, table: dict[str, object], defaults: dict[str, object],

@@ -86,8 +86,10 @@ class Printer:
 
 
 class HeadlessRunner:
-    def __init__(self, supervisor: Supervisor, events: EventQueue, printer: Printer) -> None:
+    def __init__(self, supervisor: Supervisor, events: EventQueue, printer: Printer,
+                 stop_after: float | None = None) -> None:
         self.sup = supervisor
+        self.stop_after = stop_after
         self.events = events
         self.printer = printer
         self._signals: list[int] = []
@@ -99,10 +101,16 @@ class HeadlessRunner:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
         try:
             self.sup.start()
+            started = time.monotonic()
             abandoned_all = False
             while True:
                 self._drain(POLL)
                 abandoned_all = self._handle_signals()
+                if (self.stop_after is not None and not self._stopping
+                        and time.monotonic() - started >= self.stop_after):
+                    self._stopping = True
+                    self.printer.say(f"--stop-after {self.stop_after:g}s: stopping everything")
+                    self.sup.stop_all()
                 self._countdowns()
                 if abandoned_all or self.sup.all_ended():
                     break
@@ -197,18 +205,20 @@ def summary_lines(sup: Supervisor) -> list[str]:
     lines = ["summary:"]
     for name, outcome in finals:
         text = outcome.text if outcome is not None else "not started"
-        if restarts.get(name):
-            text += f" (restarted {restarts[name]} times)"
+        count = restarts.get(name, 0)
+        if count:
+            text += " (restarted once)" if count == 1 else f" (restarted {count} times)"
         lines.append(f"  {name.ljust(width)}  {text}")
     return lines
 
 
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
-        leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None) -> int:
+        leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
+        stop_after: float | None = None) -> int:
     """Run ``specs`` headless until every process has ended; returns the exit status."""
     out = out or sys.stdout
     events = EventQueue()
     sup = Supervisor(specs, events=events, interactive=False, run_dir=run_dir,
                      leftover_defaults=leftover_defaults)
     printer = Printer([s.name for s in specs], out, use_colour(out))
-    return HeadlessRunner(sup, events, printer).run()
+    return HeadlessRunner(sup, events, printer, stop_after).run()

@@ -228,3 +228,22 @@ def test_countdown_lines_during_a_long_wait(proctui):
     remaining = float(re.search(r"SIGKILL in (\d+\.\d)s", line).group(1))
     assert 0.5 < remaining < 3
     assert p.finish() == 1
+
+
+def test_an_abandoned_process_outlives_proctui_and_its_output_is_kept(proctui, tmp_path):
+    chatty = ("import signal,time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "print('ready', flush=True)\n"
+              "while True:\n    print('tick', flush=True); time.sleep(0.05)\n")
+    p = proctui("--stop-timeout", "0.5", "--on-timeout", "abandon", f"chatty={py(chatty)}")
+    pid = p.pid_of("chatty")
+    p.wait_line(r"^chatty +\| ready$")
+    p.signal(signal.SIGINT)
+    assert p.finish() == 3
+    p.wait_line(rf"chatty: abandoned after 0.5s stop timeout: pid {pid} left running")
+    log = tmp_path / "run" / "chatty.out"
+    # proctui has exited; the process goes on writing, into the run directory.
+    wait_until(lambda: log.exists() and log.read_text().count("tick") >= 10,
+               what="output after proctui exited")
+    assert alive(pid)
+    assert (tmp_path / "run" / "chatty.pid").exists()
+    os.kill(pid, signal.SIGKILL)

@@ -178,7 +178,8 @@ def test_grandchild_ignoring_term_is_killed_with_the_group(harness):
     outcome = h.outcome("tree")
     assert outcome.kind is OutcomeKind.KILLED
     assert outcome.text.startswith("killed with SIGKILL after 1s stop timeout")
-    assert "its group lived on" in outcome.text
+    assert "(the leader ended, terminated by SIGTERM; the rest of its group did not)" \
+        in outcome.text
     assert not any(alive(m.pid) for m in members)
 
 

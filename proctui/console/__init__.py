@@ -21,7 +21,8 @@ HANGUP_GRACE = 3.0  # seconds Textual gets to close after a hangup, once all end
 
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
-                leftover_defaults: ProcessSpec | None = None, hint: str | None = None) -> int:
+                leftover_defaults: ProcessSpec | None = None, hint: str | None = None,
+                stop_after: float | None = None) -> int:
     """Open the console on ``specs``; returns proctui's exit status once all have ended."""
     from proctui.console.app import ProctuiApp
     from proctui.headless import Printer, summary_lines, use_colour
@@ -57,7 +58,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     previous = {sig: signal.signal(sig, hangup) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
         sup.start()
-        app = ProctuiApp(sup, hint=hint)
+        app = ProctuiApp(sup, hint=hint, stop_after=stop_after)
         try:
             app.run()
         finally:

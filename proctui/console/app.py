@@ -75,8 +75,10 @@ class ProctuiApp(App[None]):
 
     def __init__(self, supervisor: Supervisor, *, clock: Callable[[], float] = time.monotonic,
                  usage: Callable[[Iterable[int]], dict[int, Usage]] | None = None,
-                 hint: str | None = None, refresh_hz: float = REFRESH_HZ) -> None:
+                 hint: str | None = None, refresh_hz: float = REFRESH_HZ,
+                 stop_after: float | None = None) -> None:
         super().__init__()
+        self.stop_after = stop_after
         self.sup = supervisor
         self.clock = clock
         self.usage = usage or UsageSampler().sample
@@ -122,6 +124,9 @@ class ProctuiApp(App[None]):
         self.set_interval(1 / self.refresh_hz, self.tick)
         self.sample_usage()
         self.set_interval(USAGE_EVERY, self.sample_usage)
+        if self.stop_after is not None:
+            self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
+                f"--stop-after {self.stop_after:g}s"))
 
     def _layout(self) -> None:
         panes = self.query_one("#panes", Container)

@@ -97,10 +97,11 @@ class ProcessTable(Widget):
                     f"{(memory(usage.rss_bytes) if live else '-'):>6} ")  # type: ignore[union-attr]
         else:
             tail = " "
-        tail += "•" if row.active and not selected else " "
-        room = max(0, width - text.cell_len - len(tail))
+        room = max(0, width - text.cell_len - len(tail) - 1)
         text.append_text(self._detail(view, room))
-        text.append(tail, style="bold yellow" if row.active else "")
+        text.append(tail)
+        # The activity mark: an unselected process printed something new.
+        text.append("•" if row.active and not selected else " ", style="bold yellow")
         return text
 
     def _detail(self, view: ProcessView, room: int) -> Text:

@@ -13,8 +13,10 @@ import fcntl
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from proctui.config import OnTimeout, ProcessSpec
 from proctui.core.lines import LineSplitter, OutputBuffer, Stream
@@ -37,6 +39,24 @@ GROUP_POLL_IDLE = 1.0
 DRAIN_GRACE = 1.0  # how long to keep reading pipes after the group is gone
 
 _GONE = "gone"
+# Keeps the pipes of a process left running open after proctui exits (see
+# Run.hand_over_output). Writes at most 16 MB, then discards.
+_DRAINER = """
+import os, select, sys
+path, fds = sys.argv[1], [int(a) for a in sys.argv[2:]]
+room = 16 << 20
+try:
+    out = open(path, "ab")
+except OSError:
+    out = None
+while fds:
+    for fd in select.select(fds, [], [])[0]:
+        data = os.read(fd, 65536)
+        if not data:
+            fds.remove(fd)
+        elif out is not None and room > 0:
+            out.write(data[:room]); out.flush(); room -= len(data)
+"""
 _DEADLINE = "deadline"
 
 
@@ -203,6 +223,34 @@ class Run:
     @property
     def pipes_open(self) -> bool:
         return bool(self._pipes)
+
+    def hand_over_output(self, log: Path | None) -> int | None:
+        """proctui is exiting and this process was left running (abandoned, unkillable):
+        if its pipes just closed, its next write would kill it (SIGPIPE) or fail. Hand
+        them to a small drainer, in its own session, that appends what comes to ``log``
+        and ends by itself at EOF, when the process does. Returns the drainer's pid."""
+        if not self._pipes:
+            return None
+        fds = list(self._pipes)
+        for fd in fds:
+            self.loop.remove_reader(fd)
+            os.set_blocking(fd, True)
+        try:
+            drainer = subprocess.Popen(
+                [sys.executable, "-c", _DRAINER, str(log) if log else os.devnull,
+                 *map(str, fds)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, pass_fds=fds, start_new_session=True,
+            )
+        except OSError:
+            return None
+        finally:
+            for fd in fds:
+                self._pipes.pop(fd, None)
+                os.close(fd)
+        # Not ours to wait for after we exit; reap it if it ends while we still run.
+        drainer.returncode = 0
+        return drainer.pid
 
     # -- watching ---------------------------------------------------------------------
 
@@ -471,7 +519,7 @@ class Run:
                 text += f" {seconds(after)} after the stop request"
         if self.exit is not None and self.exit.known and self.exit.signal != signal.SIGKILL:
             # The leader ended on its own; other members of its group had to be killed.
-            text += f" (leader {self._status_text()}; its group lived on)"
+            text += f" (the leader ended, {self._status_text()}; the rest of its group did not)"
         self._finish(OutcomeKind.KILLED, text)
 
     def _left_running(self) -> str:

@@ -136,6 +136,10 @@ class RunDir:
     def pid_path(self, name: str) -> Path:
         return self.path / (quote(name, safe="") + PID_SUFFIX)
 
+    def output_path(self, name: str) -> Path:
+        """Where the output of a process left running goes once proctui has exited."""
+        return self.path / (quote(name, safe="") + ".out")
+
     def write_pid(self, record: PidRecord) -> Path:
         """Atomically (write a temporary file, then rename over)."""
         path = self.pid_path(record.name)

@@ -139,10 +139,14 @@ class Supervisor:
             self._started.set()
         await self._closing.wait()
         for m in self.processes:
+            run = m.run
+            if run is not None and run.outcome is not None and run.outcome.left_running:
+                log = self.run_dir.output_path(m.pid_name) if self.run_dir else None
+                run.hand_over_output(log)
             if m.task is not None:
                 m.task.cancel()
-            if m.run is not None:
-                m.run.cancel()
+            if run is not None:
+                run.cancel()
         await asyncio.sleep(0)
 
     def close(self, timeout: float = 5.0) -> None:

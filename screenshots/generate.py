@@ -1,0 +1,102 @@
+"""Regenerate the README's screenshots from the real console running the real demo.
+
+    python screenshots/generate.py [OUTPUT_DIR]
+
+Takes about half a minute: it plays the demo twice (once to quit, once to stop each
+process by hand) and saves SVG screenshots at the moments worth seeing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from proctui import demo
+from proctui.console.app import ProctuiApp
+from proctui.console.screens import AskScreen
+from proctui.core.supervisor import Supervisor
+
+SIZE = (120, 34)
+
+
+async def until(pilot, predicate: Callable[[], object], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the demo did not get there in time")
+        await pilot.pause(0.1)
+
+
+def save(app: ProctuiApp, out: Path, name: str) -> Path:
+    path = out / f"{name}.svg"
+    path.write_text(app.export_screenshot(title=f"proctui demo: {name}"))
+    print(f"wrote {path}")
+    return path
+
+
+async def quitting_flow(out: Path) -> None:
+    """Running (grid), then q: the shutdown view with countdowns, then the ask modal."""
+    sup = Supervisor(demo.config().processes, interactive=True)
+    sup.start()
+    app = ProctuiApp(sup, hint=demo.HINT)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(4.5)
+            await pilot.press("z")
+            await pilot.pause(0.3)
+            save(app, out, "console")
+            await pilot.press("z", "2", "q")
+            await pilot.pause(2.0)
+            save(app, out, "quitting")
+            await pilot.press("e")  # give slow-8s the time it needs
+            await until(pilot, lambda: isinstance(app.screen, AskScreen))
+            await pilot.pause(0.3)
+            save(app, out, "ask")
+            await pilot.press("k")
+            await until(pilot, lambda: not app.is_running or sup.all_ended())
+    finally:
+        if not sup.all_ended():
+            sup.kill_all().result(timeout=5)
+            while not sup.all_ended():
+                time.sleep(0.05)
+        sup.close()
+
+
+async def final_flow(out: Path) -> None:
+    """Each process stopped by hand: the console stays open on every outcome."""
+    sup = Supervisor(demo.config().processes, interactive=True)
+    sup.start()
+    app = ProctuiApp(sup, hint=demo.HINT)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(3.0)
+            for key in "123456":
+                await pilot.press(key, "s")
+            await pilot.press("2", "e")  # slow-8s gets the time it needs
+            await until(pilot, lambda: isinstance(app.screen, AskScreen))
+            await pilot.press("k")
+            await until(pilot, sup.all_ended)
+            await pilot.press("2")
+            await pilot.pause(0.5)
+            save(app, out, "final")
+    finally:
+        if not sup.all_ended():
+            sup.kill_all().result(timeout=5)
+            while not sup.all_ended():
+                time.sleep(0.05)
+        sup.close()
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    out.mkdir(parents=True, exist_ok=True)
+    asyncio.run(quitting_flow(out))
+    asyncio.run(final_flow(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
