@@ -1,0 +1,496 @@
+"""proctui's benchmarks, side by side with honcho (headless) and mprocs (console).
+
+    python tests/bench/bench.py [--runs N] [--only 1,2,...] [--write]
+
+Each scenario runs proctui and its peer alternately, ``--runs`` times, and reports
+medians and ratios. Peers are installed into tests/bench/.peers/ when missing (honcho from
+PyPI into its own venv; mprocs from its npm package, which carries a Linux x86-64
+binary); they are never runtime dependencies. Console scenarios run in tmux.
+``--write`` records the table in tests/bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PEERS = HERE / ".peers"
+PY = sys.executable
+PROCTUI = [PY, "-m", "proctui"]
+WIDTH, HEIGHT = 120, 30
+FLOOD_LINES = 2_000_000
+
+
+# -- peers ----------------------------------------------------------------------------------
+
+def honcho() -> list[str]:
+    venv = PEERS / "honcho-venv"
+    exe = venv / "bin" / "honcho"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "honcho"], check=True)
+    return [str(exe)]
+
+
+def mprocs() -> list[str]:
+    exe = PEERS / "package" / "mprocs-0.9.6-linux-x86_64-musl" / "mprocs"
+    if not exe.exists():
+        PEERS.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "pack", "mprocs@0.9.6"], cwd=PEERS, check=True,
+                       capture_output=True)
+        subprocess.run(["tar", "xzf", "mprocs-0.9.6.tgz"], cwd=PEERS, check=True)
+    return [str(exe)]
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    maxrss_mb: float
+
+
+def measure(cmd: list[str], cwd: Path | None = None, stdout: int | None = None,
+            env: dict[str, str] | None = None) -> Run:
+    """Wall time, CPU (the command and everything it waited for) and peak RSS."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=stdout if stdout is not None
+                            else subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env or os.environ)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    wall = time.perf_counter() - started
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+class Tmux:
+    """A command on a WIDTHxHEIGHT terminal, read back with capture-pane."""
+
+    def __init__(self, cmd: str, name: str = "bench") -> None:
+        self.name = name
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        self.started = time.perf_counter()
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(WIDTH), "-y",
+                        str(HEIGHT), cmd], check=True)
+        out = subprocess.run(["tmux", "list-panes", "-t", name, "-F", "#{pane_pid}"],
+                             capture_output=True, text=True).stdout.split()
+        self.pid = int(out[0]) if out else 0
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, pattern: str, timeout: float = 60.0) -> float:
+        """Seconds from the session's start until ``pattern`` is on screen."""
+        regex = re.compile(pattern, re.MULTILINE)
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if regex.search(self.screen()):
+                return time.perf_counter() - self.started
+            time.sleep(0.01)
+        raise TimeoutError(f"{pattern!r} never appeared:\n{self.screen()}")
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def rss_peak_mb(pid: int) -> float:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return float("nan")
+    m = re.search(r"VmHWM:\s+(\d+) kB", text)
+    return int(m.group(1)) / 1024 if m else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    raw = Path(f"/proc/{pid}/stat").read_bytes()
+    fields = raw[raw.rindex(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kill_tree(pid: int) -> None:
+    """End a benchmark's processes: the command and every descendant, by pid."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    for child in children.stdout.split():
+        kill_tree(int(child))
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def proctui_pid_in(session: Tmux) -> int:
+    """The proctui process running in a tmux pane (the pane's command itself)."""
+    return session.pid
+
+
+@dataclass
+class Result:
+    scenario: str
+    rows: list[tuple[str, str]] = field(default_factory=list)  # (measure, value)
+
+    def add(self, what: str, value: str) -> None:
+        self.rows.append((what, value))
+        print(f"  {what}: {value}", flush=True)
+
+
+def fmt(value: float, unit: str = "s", digits: int = 2) -> str:
+    return f"{value:.{digits}f} {unit}".strip()
+
+
+def ratio(peer: float, ours: float) -> str:
+    return f"{peer / ours:.1f}x" if ours > 0 else "n/a"
+
+
+# -- scenarios ------------------------------------------------------------------------------
+
+def scenario_headless_flood(runs: int, work: Path) -> Result:
+    r = Result("1. Headless flood: seq 1 2000000 to /dev/null")
+    (work / "Procfile").write_text(f"seq: seq 1 {FLOOD_LINES}\n")
+    honcho_cmd = honcho()
+    ours, peer, floor = [], [], []
+    for i in range(runs):
+        ours.append(measure([*PROCTUI, "run", "--headless", "--run-dir",
+                             str(work / f"run{i}"), "-f", "Procfile"], cwd=work))
+        peer.append(measure([*honcho_cmd, "start", "-f", "Procfile"], cwd=work))
+        floor.append(measure(["sh", "-c", f"seq 1 {FLOOD_LINES} | cat > /dev/null"]))
+    w_ours, w_peer = median([x.wall for x in ours]), median([x.wall for x in peer])
+    w_floor = median([x.wall for x in floor])
+    r.add("proctui wall / CPU", f"{w_ours:.2f} s / {median([x.cpu for x in ours]):.2f} s")
+    r.add("honcho wall / CPU", f"{w_peer:.2f} s / {median([x.cpu for x in peer]):.2f} s")
+    r.add("cat floor wall", f"{w_floor:.3f} s")
+    r.add("proctui faster than honcho", ratio(w_peer, w_ours))
+    r.add("proctui vs the cat floor", f"{w_ours / w_floor:.1f}x the floor")
+    r.add("peak RSS proctui / honcho", f"{median([x.maxrss_mb for x in ours]):.0f} MB / "
+                                       f"{median([x.maxrss_mb for x in peer]):.0f} MB")
+    return r
+
+
+def scenario_console_flood(runs: int, work: Path) -> Result:
+    r = Result("2. Console flood: the last of 2,000,000 lines on screen (120x30, tmux)")
+    last = rf"(^|│){FLOOD_LINES} *│? *$"
+    ours, peer, rss = [], [], []
+    for i in range(runs):
+        s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / f'c{i}'} 'seq 1 {FLOOD_LINES}'")
+        ours.append(s.wait_for(last))
+        rss.append(rss_peak_mb(proctui_pid_in(s)))
+        kill_tree(s.pid)
+        s.kill()
+        s = Tmux(f"{mprocs()[0]} 'seq 1 {FLOOD_LINES}'")
+        peer.append(s.wait_for(last))
+        kill_tree(s.pid)
+        s.kill()
+    r.add("proctui", fmt(median(ours)))
+    r.add("mprocs", fmt(median(peer)))
+    r.add("proctui faster than mprocs", ratio(median(peer), median(ours)))
+    r.add("proctui console peak RSS", fmt(median(rss), "MB", 0))
+    return r
+
+
+def scenario_memory(runs: int, work: Path) -> Result:
+    r = Result("3. Memory: bounded buffers")
+    peaks = {}
+    for lines in (1_000_000, 10_000_000):
+        values = [measure([*PROCTUI, "run", "--headless", "--run-dir", str(work / f"m{i}"),
+                           f"seq 1 {lines}"], cwd=work).maxrss_mb for i in range(runs)]
+        peaks[lines] = median(values)
+        r.add(f"headless peak RSS, {lines:,} lines", fmt(peaks[lines], "MB", 1))
+    r.add("headless growth 1M -> 10M lines", fmt(peaks[10_000_000] - peaks[1_000_000], "MB", 1))
+    floods = " ".join(f"'f{i}=seq 1 {FLOOD_LINES * 2}'" for i in range(4))
+    console = {}
+    for label, cmd in (("1M", "seq 1 1000000"), ("10M", "seq 1 10000000")):
+        s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / ('cm' + label)} '{cmd}'")
+        s.wait_for(r"exited: exit code 0", timeout=120)
+        console[label] = rss_peak_mb(s.pid)
+        kill_tree(s.pid)
+        s.kill()
+        r.add(f"console peak RSS, {label} lines", fmt(console[label], "MB", 1))
+    r.add("console growth 1M -> 10M lines", fmt(console["10M"] - console["1M"], "MB", 1))
+    s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / 'c4'} {floods}")
+    s.wait_for(r"exited: exit code 0", timeout=120)
+    r.add("console peak RSS, 4 panes flooding 4M lines each", fmt(rss_peak_mb(s.pid), "MB", 0))
+    kill_tree(s.pid)
+    s.kill()
+    return r
+
+
+KEY_TIMEOUT = 10.0
+
+
+def _key_latency(session: Tmux, presses: int, nxt: str,
+                 marker: Callable[[int], str]) -> list[float]:
+    """Press ``nxt`` and time until the pane shows the next process's output. A press
+    that shows nothing within KEY_TIMEOUT counts as KEY_TIMEOUT and ends the series."""
+    delays = []
+    current = 0
+    for _ in range(presses):
+        current = (current + 1) % 4
+        started = time.perf_counter()
+        session.keys(nxt)
+        want = re.compile(marker(current), re.MULTILINE)
+        while len(want.findall(session.screen())) < 3:
+            if time.perf_counter() - started > KEY_TIMEOUT:
+                delays.append(KEY_TIMEOUT)
+                return delays
+        delays.append(time.perf_counter() - started)
+        time.sleep(0.1)
+    return delays
+
+
+def scenario_responsiveness(runs: int, work: Path) -> Result:
+    r = Result("4. Key to screen while four processes flood (select the next process)")
+    floods = [f"yes FLOOD{i}-{'x' * 40}" for i in range(4)]
+    presses = 20 * runs
+
+    def marker(i: int) -> str:
+        # A whole line of that process's output (three of them count as "in the pane").
+        return rf"FLOOD{i}-x{{40}}"
+
+    quoted = " ".join(f"'p{i}={c}'" for i, c in enumerate(floods))
+    s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / 'resp'} {quoted}")
+    s.wait_for(rf"{marker(0)}(.|\n)*{marker(0)}(.|\n)*{marker(0)}")
+    time.sleep(1.0)
+    ours = _key_latency(s, presses, "j", marker)
+    kill_tree(s.pid)
+    s.kill()
+    s = Tmux(f"{mprocs()[0]} " + " ".join(f"'{c}'" for c in floods))
+    s.wait_for(rf"{marker(0)}(.|\n)*{marker(0)}(.|\n)*{marker(0)}")
+    time.sleep(1.0)
+    peer = _key_latency(s, presses, "j", marker)
+    kill_tree(s.pid)
+    s.kill()
+    r.add("proctui p50 / p95", f"{percentile(ours, 50) * 1000:.0f} ms / "
+                              f"{percentile(ours, 95) * 1000:.0f} ms")
+    timed_out = " (a press showed nothing within 10 s)" if KEY_TIMEOUT in peer else ""
+    r.add("mprocs p50 / p95", f"{percentile(peer, 50) * 1000:.0f} ms / "
+                             f"{percentile(peer, 95) * 1000:.0f} ms{timed_out}")
+    r.add("(includes tmux capture-pane polling, about 5 ms a look)", "")
+    return r
+
+
+def _death_lateness(headless: bool, work: Path, tag: str) -> float:
+    """Seconds between a stubborn process's stop deadline and its death, under flood."""
+    # The stub notes when SIGTERM reaches it (CLOCK_MONOTONIC is one clock for the whole
+    # machine): the deadline is that instant plus the 2 s stop timeout.
+    noted = work / f"{tag}.term"
+    ignorer = (f"{PY} -c 'import signal,time\n"
+               f"def note(*a): open(\"{noted}\", \"w\").write(repr(time.monotonic()))\n"
+               "signal.signal(signal.SIGTERM, note)\ntime.sleep(600)'")
+    # The floods ignore SIGTERM too, so they keep flooding until the deadline.
+    floods = [f"f{i}=trap '' TERM; yes FLOOD{i}" for i in range(4)]
+    argv = [*PROCTUI, "run", "--stop-timeout", "2", "--kill-timeout", "5", "--run-dir",
+            str(work / tag), f"stub={ignorer}", *floods]
+    if headless:
+        proc = subprocess.Popen([*argv[:4], "--headless", *argv[4:]],
+                                stdout=subprocess.DEVNULL, start_new_session=True)
+        holder = proc.pid
+    else:
+        session = Tmux(shlex.join(argv), name="dl")
+        holder = session.pid
+    stub = _wait_child(work / tag, "stub")
+    time.sleep(1.5)  # let the floods run flat out
+    t0 = time.perf_counter()
+    if headless:
+        os.kill(proc.pid, signal.SIGINT)
+    else:
+        session.keys("q")
+    while _alive(stub):
+        time.sleep(0.0005)
+    died = time.monotonic()
+    lateness = died - (float(noted.read_text()) + 2.0)
+    del t0
+    if headless:
+        proc.wait(30)
+    else:
+        time.sleep(0.5)
+        kill_tree(holder)
+        session.kill()
+    return lateness
+
+
+def _wait_child(run_dir: Path, name: str, timeout: float = 20.0) -> int:
+    deadline = time.monotonic() + timeout
+    path = run_dir / f"{name}.pid"
+    while time.monotonic() < deadline:
+        try:
+            import json
+
+            return int(json.loads(path.read_text())["pid"])
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.02)
+    raise TimeoutError(f"{name} never started")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return raw[raw.rindex(b")") + 2:raw.rindex(b")") + 3] not in (b"Z", b"X")
+
+
+def scenario_deadline(runs: int, work: Path) -> Result:
+    r = Result("5. SIGKILL lateness against a 2 s deadline, four floods running")
+    for headless in (True, False):
+        late = [_death_lateness(headless, work, f"d{headless}{i}") for i in range(runs)]
+        label = "headless" if headless else "console"
+        r.add(f"{label}: median / worst", f"{median(late) * 1000:.0f} ms / "
+                                         f"{max(late) * 1000:.0f} ms")
+    return r
+
+
+def scenario_idle(runs: int, work: Path, seconds: float = 30.0) -> Result:
+    r = Result(f"6. Idle: ten sleeping processes, console open {seconds:.0f} s")
+    sleepers = " ".join(f"'s{i}=sleep 1000'" for i in range(10))
+    s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / 'idle'} {sleepers}")
+    s.wait_for(r"s0 .*running")
+    time.sleep(2)
+    before = cpu_seconds(s.pid)
+    time.sleep(seconds)
+    ours = (cpu_seconds(s.pid) - before) / seconds * 100
+    kill_tree(s.pid)
+    s.kill()
+    s = Tmux(f"{mprocs()[0]} " + " ".join("'sleep 1000'" for _ in range(10)))
+    time.sleep(2)
+    before = cpu_seconds(s.pid)
+    time.sleep(seconds)
+    peer = (cpu_seconds(s.pid) - before) / seconds * 100
+    kill_tree(s.pid)
+    s.kill()
+    r.add("proctui CPU", f"{ours:.2f} % of one core")
+    r.add("mprocs CPU", f"{peer:.2f} % of one core")
+    return r
+
+
+def scenario_startup(runs: int, work: Path) -> Result:
+    r = Result("7. Start-up")
+    version = [measure([*PROCTUI, "--version"]).wall for _ in range(max(5, runs * 3))]
+    r.add("proctui --version", fmt(median(version) * 1000, "ms", 0))
+    cmds = [f"s{i}=sleep 1000" for i in range(10)]
+    firsts = []
+    for i in range(max(3, runs)):
+        started = time.perf_counter()
+        proc = subprocess.Popen([*PROCTUI, "run", "--headless", "--run-dir",
+                                 str(work / f"st{i}"), *cmds], stdout=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "started (pid" in line:
+                firsts.append(time.perf_counter() - started)
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=30)
+    r.add("headless, ten processes, to the first started line", fmt(median(firsts) * 1000,
+                                                                    "ms", 0))
+    frames = []
+    quoted = " ".join(f"'{c}'" for c in cmds)
+    for i in range(max(3, runs)):
+        s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / f'sc{i}'} {quoted}")
+        frames.append(s.wait_for(r"s0 .*running"))
+        kill_tree(s.pid)
+        s.kill()
+    r.add("console, ten processes, to the first frame", fmt(median(frames) * 1000, "ms", 0))
+    return r
+
+
+def scenario_scale(runs: int, work: Path) -> Result:
+    r = Result("8. Scale: 100 processes started, then stopped (headless)")
+    totals, right = [], []
+    for i in range(runs):
+        cmds = [f"p{n}=sleep 1000" for n in range(100)]
+        started = time.perf_counter()
+        proc = subprocess.Popen([*PROCTUI, "run", "--headless", "--run-dir",
+                                 str(work / f"sc{i}"), *cmds], stdout=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        assert proc.stdout is not None
+        seen = 0
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "started (pid" in line:
+                seen += 1
+                if seen == 100:
+                    os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(60)
+        totals.append(time.perf_counter() - started)
+        summary = "".join(lines).split("summary:")[-1]
+        right.append(len(re.findall(r"stopped after \d+\.\ds: terminated by SIGTERM", summary)))
+    r.add("start 100 + stop 100, total", fmt(median(totals)))
+    r.add("outcomes right", f"{min(right)}/100")
+    return r
+
+
+SCENARIOS: dict[int, Callable[[int, Path], Result]] = {
+    1: scenario_headless_flood, 2: scenario_console_flood, 3: scenario_memory,
+    4: scenario_responsiveness, 5: scenario_deadline, 6: scenario_idle,
+    7: scenario_startup, 8: scenario_scale,
+}
+
+
+def table(results: list[Result]) -> str:
+    lines = ["| scenario | measure | value |", "|---|---|---|"]
+    for result in results:
+        for i, (what, value) in enumerate(result.rows):
+            lines.append(f"| {result.scenario if i == 0 else ''} | {what} | {value} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--write", action="store_true", help="record tests/bench/RESULTS.md")
+    args = parser.parse_args()
+    chosen = [int(x) for x in args.only.split(",") if x] or list(SCENARIOS)
+    if not shutil.which("tmux"):
+        print("tmux is needed for the console scenarios", file=sys.stderr)
+        return 2
+    results = []
+    with tempfile.TemporaryDirectory(prefix="proctui-bench-") as tmp:
+        for number in chosen:
+            print(SCENARIOS[number].__name__, flush=True)
+            results.append(SCENARIOS[number](args.runs, Path(tmp)))
+    text = table(results)
+    print()
+    print(text)
+    if args.write:
+        header = (f"# Benchmark results\n\n{time.strftime('%Y-%m-%d')}, "
+                  f"{platform.machine()}, {os.cpu_count()} cores, Python "
+                  f"{platform.python_version()}, `python tests/bench/bench.py --runs "
+                  f"{args.runs}` (medians of {args.runs} alternating runs).\n\n")
+        (HERE / "RESULTS.md").write_text(header + text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
