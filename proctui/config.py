@@ -103,7 +103,7 @@ _SETTING_KEYS = (
     "restart", "scrollback", "max_line_length",
 )
 _PROCESS_KEYS = ("cmd", "shell", "cwd", "env", "env_file", *_SETTING_KEYS)
-_NAME_BAD = re.compile(r"[\x00-\x1f\x7f/]")
+_NAME_BAD = re.compile(r"[\x00-\x1f\x7f]")
 
 
 # -- value parsers: each takes (value, where) and raises ConfigError via where() ----------
@@ -195,7 +195,7 @@ def check_name(name: str, where: _Where) -> str:
     if not isinstance(name, str) or not name.strip():
         raise where.error(None, "process name is empty")
     if _NAME_BAD.search(name):
-        raise where.error(None, f"process name {name!r} contains '/' or a control character")
+        raise where.error(None, f"process name {name!r} contains a control character")
     return name
 
 

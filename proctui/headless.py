@@ -129,8 +129,11 @@ class HeadlessRunner:
         return status
 
     def _on_signal(self, signum: int, _frame: object) -> None:
-        # Only record it: the main loop acts and prints, outside the handler.
+        # Record it for the main loop to report; start the first stop right away (the
+        # command API only queues a call on the core's loop, which is safe here).
         self._signals.append(signum)
+        if not self._stopping:
+            self.sup.stop_all()
 
     def _handle_signals(self) -> bool:
         while self._signals:
@@ -139,10 +142,9 @@ class HeadlessRunner:
             if signum == signal.SIGINT:
                 self._interrupts += 1
             if not self._stopping:
-                self._stopping = True
+                self._stopping = True  # the handler has already asked the core to stop
                 self.printer.say(f"received {name}: stopping everything (ctrl+c again "
                                  "kills what is still stopping)")
-                self.sup.stop_all()
             elif signum == signal.SIGINT and self._interrupts == 2:
                 self.printer.say("received SIGINT again: killing what is still stopping "
                                  "(ctrl+c once more abandons it)")

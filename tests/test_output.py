@@ -93,7 +93,7 @@ def test_ring_buffer_is_bounded_and_counts_everything():
 
 
 def test_event_queue_drops_beyond_its_budget_and_says_so():
-    q = EventQueue(budget=1000)
+    q = EventQueue(budget=4000)
     for _ in range(50):
         q.put_output("flood", 1, ["x" * 99])
     events = q.get(0)
@@ -143,7 +143,7 @@ def test_real_child_progress_bar(harness):
 def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
     # 200,000 lines, an event queue nobody drains: the child must still finish, and what
     # did not fit is counted, not silently lost.
-    events = EventQueue(budget=100_000)
+    events = EventQueue(budget=500_000)
     sup = Supervisor([spec("flood", "seq 1 200000")], events=events)
     sup.start()
     try:

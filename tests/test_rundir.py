@@ -178,3 +178,27 @@ def test_symlinked_pid_file_is_not_followed(harness, run_dir, tmp_path):
     os.symlink(target, run_dir.pid_path("web"))
     h = harness([pyspec("other", POLITE)], run_dir=run_dir)
     h.wait_notice(None, "unreadable PID file: a symlink")
+
+
+def test_same_start_time_but_another_command_line_is_not_touched(harness, run_dir):
+    stranger = foreign(POLITE)
+    try:
+        run_dir.write_pid(record_for("web", stranger.pid, cmdline=["something", "else"]))
+        h = harness([pyspec("web", POLITE)], run_dir=run_dir)
+        h.wait_notice(None, "now runs another command line; not touching it")
+        h.wait_output("web", "ready")
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_pid_file_records_the_command_line_the_process_settles_on(harness, run_dir):
+    from proctui.config import shell_argv
+    from tests.conftest import spec
+
+    cmd = f"{sys.executable} -c 'import time; print(\"ready\", flush=True); time.sleep(60)'"
+    h = harness([spec("web", cmd, argv=shell_argv(cmd))], run_dir=run_dir)
+    h.wait_output("web", "ready")
+    wait_until(lambda: PidRecord.from_json(run_dir.pid_path("web").read_text()).cmdline[0]
+               == sys.executable, what="the exec'd command line in the PID file")

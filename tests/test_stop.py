@@ -148,7 +148,8 @@ def test_grandchild_outside_the_group_holding_stdout_does_not_keep_it_running(ha
     )
     h = harness([pyspec("daemon", code)])
     outcome = h.outcome("daemon", timeout=10)
-    assert outcome.text == "exited: exit code 0"
+    assert re.fullmatch(r"exited: exit code 0; pid \d+ left behind \(outside its process "
+                        r"group\)", outcome.text), outcome.text
     assert "parent done" in h.output("daemon")
 
 

@@ -40,12 +40,18 @@ class ProcessTable(Widget):
         self.rows: list[Row] = []
         self.selected = 0
         self.now = 0.0
+        self._key: object = None
 
     def update_rows(self, rows: list[Row], selected: int, now: float) -> None:
         grew = len(rows) != len(self.rows)
         self.rows, self.selected, self.now = rows, selected, now
+        # Redraw only when something on screen changes: idle, that is once a second.
+        key = (selected, tuple(_row_key(row, now) for row in rows))
         if grew:
             self.refresh(layout=True)
+        elif key == self._key:
+            return
+        self._key = key
         self.refresh()
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
@@ -55,7 +61,10 @@ class ProcessTable(Widget):
         width = self.size.width
         if y == 0:
             return self._strip(self._header(width), width, Style(bold=True, dim=True))
-        index = y - 1
+        # More rows than fit: scroll so that the selected one stays in view.
+        visible = max(1, self.size.height - 1)
+        offset = min(max(0, self.selected - visible + 1), max(0, len(self.rows) - visible))
+        index = y - 1 + offset
         if index >= len(self.rows):
             return Strip.blank(width)
         row = self.rows[index]
@@ -124,6 +133,26 @@ class ProcessTable(Widget):
             .apply_style(style)
 
 
+def _view_key(view: ProcessView, now: float) -> tuple[object, ...]:
+    """What a row or header shows of a view, at the resolution it is shown."""
+    cd = countdown(view, now)
+    return (
+        view.name, view.phase, view.pid, view.restarts,
+        view.outcome.text if view.outcome else None,
+        cd.short if cd else None, cd.text if cd else None,
+        round(cd.fraction * 40) if cd and cd.fraction is not None else None,
+        int(now - view.started_at) if view.started_at is not None else None,
+        int(now - view.ended_at) if view.ended_at is not None else None,
+        int(view.restart_at - now) if view.restart_at is not None else None,
+    )
+
+
+def _row_key(row: Row, now: float) -> tuple[object, ...]:
+    usage = row.usage
+    shown = (round(usage.cpu_percent), usage.rss_bytes >> 17) if usage else None
+    return (_view_key(row.view, now), shown, row.active)
+
+
 def segments(text: Text, console: Console) -> list[Segment]:
     """``Text.render`` drops the base style of a Text that has no spans; keep it."""
     if not text.spans and text.style:
@@ -160,10 +189,14 @@ class PaneHeader(Widget):
         self.view: ProcessView | None = None
         self.now = 0.0
         self.note = ""
+        self._key: object = None
 
     def update_view(self, view: ProcessView, now: float, note: str) -> None:
         self.view, self.now, self.note = view, now, note
-        self.refresh()
+        key = (_view_key(view, now), note)
+        if key != self._key:
+            self._key = key
+            self.refresh()
 
     def render(self) -> Text:
         view = self.view

@@ -10,7 +10,8 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-DEFAULT_BUDGET = 64 << 20  # characters of output waiting for the reader
+DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
+LINE_OVERHEAD = 56  # bytes a short str costs besides its characters, in CPython
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class EventQueue:
         self._cond = threading.Condition(threading.Lock())
 
     def put_output(self, name: str, stream: int, lines: list[str]) -> None:
-        size = sum(map(len, lines)) + len(lines)
+        size = sum(map(len, lines)) + LINE_OVERHEAD * len(lines)
         with self._cond:
             if self._size + size > self.budget and self._items:
                 self._dropped[name] = self._dropped.get(name, 0) + len(lines)

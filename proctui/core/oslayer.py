@@ -117,6 +117,25 @@ class OSLayer:
                 members.append(st)
         return members
 
+    def processes_with_env(self, name: str, value: str) -> list[int]:
+        """Live processes whose environment holds ``name=value``: every descendant of a
+        run carries its token, even one that left the process group (setsid)."""
+        if not HAVE_PROC:
+            return []
+        needle = f"{name}={value}".encode()
+        found = []
+        for pid in _all_pids():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if needle not in f.read().split(b"\0"):
+                        continue
+            except OSError:
+                continue
+            st = read_stat(pid)
+            if st is not None and st.state not in "ZXx":
+                found.append(pid)
+        return found
+
     def identify(self, pid: int, boot: str, start_ticks: int, cmdline: list[str]) -> Identity:
         return identify(pid, boot, start_ticks, cmdline)
 
@@ -132,6 +151,7 @@ class Identity(Enum):
     SAME = "same"  # the very process the PID file describes
     GONE = "gone"  # no such process any more
     OTHER = "other"  # the PID now belongs to another process
+    CHANGED = "changed"  # started at the recorded instant, but runs another command line
 
 
 def identify(pid: int, boot: str, start_ticks: int, cmdline: list[str]) -> Identity:
@@ -143,5 +163,5 @@ def identify(pid: int, boot: str, start_ticks: int, cmdline: list[str]) -> Ident
     if boot != boot_id() or st.start_ticks != start_ticks:
         return Identity.OTHER
     if read_cmdline(pid) != cmdline:
-        return Identity.OTHER
+        return Identity.CHANGED
     return Identity.SAME

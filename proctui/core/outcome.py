@@ -73,10 +73,16 @@ class Outcome:
     status: ExitStatus | None = None
     duration: float | None = None  # seconds from the stop request (or start) to the end
     sent: tuple[Sent, ...] = field(default_factory=tuple)
+    # Descendants still running after the group was gone: they left the process group
+    # (setsid, double fork) and no group signal reaches them.
+    left_behind: tuple[int, ...] = ()
 
     @property
     def clean(self) -> bool:
-        """Ended as asked: stopped on request, or exited by itself with code 0."""
+        """Ended as asked: stopped on request, or exited by itself with code 0, and
+        nothing of it left running."""
+        if self.left_behind:
+            return False
         if self.kind is OutcomeKind.STOPPED:
             return True
         return (
@@ -87,7 +93,7 @@ class Outcome:
 
     @property
     def left_running(self) -> bool:
-        return self.kind in LEFT_RUNNING
+        return self.kind in LEFT_RUNNING or bool(self.left_behind)
 
     def __str__(self) -> str:
         return self.text

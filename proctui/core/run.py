@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,10 +34,12 @@ from proctui.core.outcome import (
 )
 from proctui.core.state import Action, Phase
 
+RUN_TOKEN_VAR = "PROCTUI_RUN"  # set in each child's environment, one value per run
 PIPE_SIZE = 1 << 20  # fewer wake-ups under a flood, and more slack before a child blocks
-READ_SIZE = 1 << 20
+READ_SIZE = 1 << 18  # per wake-up: small enough that a flood cannot hold off a deadline
 GROUP_POLL_STOPPING = 0.05  # seconds between group checks once the leader is gone
 GROUP_POLL_IDLE = 1.0
+FD_RETRIES = 30  # times GROUP_POLL_IDLE: how long a lack of file descriptors is waited out
 DRAIN_GRACE = 1.0  # how long to keep reading pipes after the group is gone
 
 _GONE = "gone"
@@ -108,6 +112,9 @@ class Run:
         self._stop_task: asyncio.Task[None] | None = None
         self._pipes: dict[int, tuple[int, LineSplitter]] = {}
         self._wake_watch: asyncio.Event | None = None
+        # Inherited by every descendant: finds the ones that leave the process group.
+        self.token = uuid.uuid4().hex
+        self.left_behind: tuple[int, ...] = ()
 
     # -- starting ---------------------------------------------------------------------
 
@@ -123,8 +130,10 @@ class Run:
             for w in (w_out, w_err):
                 with contextlib.suppress(OSError, AttributeError):
                     fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            env = spec.environ()
+            env[RUN_TOKEN_VAR] = self.token
             self.popen = subprocess.Popen(
-                spec.argv, cwd=spec.cwd, env=spec.environ(), stdin=subprocess.DEVNULL,
+                spec.argv, cwd=str(spec.cwd), env=env, stdin=subprocess.DEVNULL,
                 stdout=w_out, stderr=w_err, start_new_session=True, close_fds=True,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as e:
@@ -157,8 +166,11 @@ class Run:
         """(start ticks, cmdline) of the leader, read from /proc, for its PID file."""
         if self.pid is None:
             return None
-        st = read_stat(self.pid)
-        cmdline = read_cmdline(self.pid)
+        try:
+            st = read_stat(self.pid)
+            cmdline = read_cmdline(self.pid)
+        except OSError:  # e.g. out of file descriptors: no PID file this time
+            return None
         if st is None or cmdline is None:
             return None
         return st.start_ticks, cmdline
@@ -257,7 +269,7 @@ class Run:
     async def _watch(self) -> None:
         try:
             await self._wait_leader()
-            while self.os.group_alive(self.pgid):  # type: ignore[arg-type]
+            while await self._group_alive():
                 if self.outcome is not None:
                     return  # abandoned or given up: stop watching
                 poll = GROUP_POLL_IDLE if self.stop_requested_at is None else GROUP_POLL_STOPPING
@@ -272,6 +284,8 @@ class Run:
         if self.outcome is not None:
             return
         self.ended_at = time.monotonic()
+        if not self.leftover:
+            self.left_behind = tuple(self.os.processes_with_env(RUN_TOKEN_VAR, self.token))
         self._gone.set()
         self._wake.set()
         # Output still in the pipe belongs before the outcome.
@@ -281,6 +295,18 @@ class Run:
                 self._on_readable(fd)
         if self._stop_task is None:
             self._finish(OutcomeKind.EXITED, f"exited: {self._status_text()}")
+
+    async def _group_alive(self) -> bool:
+        """Ask the OS layer; out of file descriptors (EMFILE) is a passing state of the
+        machine, not an answer: try again for a while before calling it a failure."""
+        for attempt in range(FD_RETRIES):
+            try:
+                return self.os.group_alive(self.pgid)  # type: ignore[arg-type]
+            except OSError as e:
+                if e.errno not in (errno.EMFILE, errno.ENFILE) or attempt == FD_RETRIES - 1:
+                    raise
+                await asyncio.sleep(GROUP_POLL_IDLE)
+        raise AssertionError("unreachable")
 
     async def _wait_leader(self) -> None:
         pid = self.pid
@@ -429,7 +455,11 @@ class Run:
 
     async def _kill(self, reason: str) -> None:
         now = time.monotonic()
-        if not self._send(signal.SIGKILL, reason, failure=OutcomeKind.KILL_FAILED):
+        if self.outcome is not None:
+            return  # the deadline's SIGKILL could not be sent (see _on_deadline)
+        already = reason == "timeout" and self.kill_sent_at is not None
+        if not already and not self._send(signal.SIGKILL, reason,
+                                          failure=OutcomeKind.KILL_FAILED):
             return
         self.phase = Phase.KILLING
         self.deadline = now + self.spec.kill_timeout
@@ -468,12 +498,24 @@ class Run:
             if deadline is not None and self.loop.time() >= deadline - 0.0005:
                 return _DEADLINE
             self._wake.clear()
-            timer = self.loop.call_at(deadline, self._wake.set) if deadline is not None else None
+            timer = self.loop.call_at(deadline, self._on_deadline) if deadline is not None \
+                else None
             try:
                 await self._wake.wait()
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def _on_deadline(self) -> None:
+        """The stop deadline's timer. When the answer is SIGKILL, send it right here:
+        under a flood every pass of the loop reads every busy pipe, and waking the task
+        first would cost another pass before the kill."""
+        if (self.phase is Phase.STOPPING and self.deadline is not None
+                and self.loop.time() >= self.deadline - 0.0005 and self._pending is None
+                and not self._gone.is_set() and self.kill_sent_at is None
+                and self._policy() is OnTimeout.KILL):
+            self._send(signal.SIGKILL, "timeout", failure=OutcomeKind.KILL_FAILED)
+        self._wake.set()
 
     def _wake_group_watch(self) -> None:
         if self._wake_watch is not None:
@@ -553,9 +595,15 @@ class Run:
             return
         end = self.ended_at or time.monotonic()
         since = self.stop_requested_at if self.stop_requested_at is not None else self.started_at
+        if self.left_behind and kind in (OutcomeKind.EXITED, OutcomeKind.STOPPED,
+                                         OutcomeKind.KILLED):
+            pids = ", ".join(map(str, self.left_behind[:8]))
+            word = "pid" if len(self.left_behind) == 1 else "pids"
+            text += f"; {word} {pids} left behind (outside its process group)"
         outcome = Outcome(
             kind=kind, text=text, pid=self.pid, status=self.exit,
             duration=None if since is None else end - since, sent=tuple(self.sent),
+            left_behind=self.left_behind,
         )
         # The bookkeeping (PID file, history) happens before the outcome is visible to
         # frontends, so whoever sees the outcome also sees its consequences.

@@ -30,6 +30,7 @@ from proctui.core.state import Action, Phase, ProcessView
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 BACKOFF_RESET = 10.0  # a run that lived this long starts the backoff over
+PID_FILE_SETTLE = (0.3, 2.7)  # re-read the command line this long after a spawn (cumulative)
 
 T = TypeVar("T")
 
@@ -352,8 +353,22 @@ class Supervisor:
         if run.spawn():
             cmd = m.spec.cmd.replace("\r", "\\r").replace("\n", "\\n")  # one line, always
             self._notice(m, f"started (pid {run.pid}): {cmd}")
-            self._write_pid_file(m, run)
+            record = self._write_pid_file(m, run)
+            if record is not None:
+                asyncio.get_running_loop().create_task(self._settle_pid_file(m, run, record))
         return run
+
+    async def _settle_pid_file(self, m: Managed, run: Run, record: PidRecord) -> None:
+        """A shell that execs its command, or a wrapper script, changes the command line
+        just after the spawn: record the one the process settles on."""
+        for delay in PID_FILE_SETTLE:
+            await asyncio.sleep(delay)
+            if run.outcome is not None or m.run is not run:
+                return
+            identity = run.identity()
+            if identity is not None and identity[1] != record.cmdline:
+                record = replace(record, cmdline=identity[1])
+                self._store_pid_file(m, record)
 
     def _run_ended(self, m: Managed, run: Run, outcome: Outcome) -> None:
         m.outcomes.append(outcome)
@@ -365,21 +380,27 @@ class Supervisor:
                 self._notice(m, f"warning: cannot remove PID file: {e}")
         m.run_ended.set()
 
-    def _write_pid_file(self, m: Managed, run: Run) -> None:
+    def _write_pid_file(self, m: Managed, run: Run) -> PidRecord | None:
         if self.run_dir is None or run.pid is None:
-            return
+            return None
         identity = run.identity()
         if identity is None:
-            return  # already gone
+            return None  # already gone
         start_ticks, cmdline = identity
         record = PidRecord(name=m.pid_name, pid=run.pid, pgid=run.pgid or run.pid,
                            boot_id=self._boot_id, start_ticks=start_ticks, cmdline=cmdline,
                            started_at=time.time(), proctui_pid=os.getpid())
+        return record if self._store_pid_file(m, record) else None
+
+    def _store_pid_file(self, m: Managed, record: PidRecord) -> bool:
+        assert self.run_dir is not None
         try:
             self.run_dir.write_pid(record)
         except OSError as e:
             self._notice(m, f"warning: cannot write PID file in {self.run_dir.path}: {e}; "
                             "if proctui dies, this process will not be found next time")
+            return False
+        return True
 
     # -- operator commands, on the loop -----------------------------------------------------
 
@@ -440,6 +461,11 @@ class Supervisor:
             who = f"PID file {entry.path.name} (process {record.name!r}, pid {record.pid})"
             identity = self.os.identify(record.pid, record.boot_id, record.start_ticks,
                                         record.cmdline)
+            if identity is Identity.CHANGED:
+                self._notice(None, f"{who}: started at the recorded instant but now runs "
+                                   "another command line; not touching it (stop it yourself "
+                                   "if it is yours, then remove the file)")
+                continue
             if identity is not Identity.SAME:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

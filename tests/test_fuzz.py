@@ -1,0 +1,141 @@
+"""Property tests: random configs give a spec or a ConfigError, nothing else; random
+output loses no byte it promises to keep, and renders without crashing."""
+
+from __future__ import annotations
+
+import io
+import json
+import string
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from proctui.config import ConfigError, load_procfile, parse_toml
+from proctui.console.render import ansi_text, clean
+from proctui.core.lines import LineSplitter
+
+KEYS = ["cmd", "shell", "cwd", "env", "env_file", "stop_timeout", "kill_timeout",
+        "on_timeout", "stop_signal", "extend_step", "restart", "scrollback",
+        "max_line_length", "colour", ""]
+VALUES = st.one_of(
+    st.integers(-5, 100_000), st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(), st.text(max_size=20),
+    st.sampled_from(["kill", "ask", "abandon", "TERM", "SIGINT", "no", "always", "nope"]),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
+)
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if value in (float("inf"), float("-inf")):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # JSON's string escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+@st.composite
+def toml_documents(draw) -> str:
+    lines = []
+    if draw(st.booleans()):
+        lines.append("[defaults]")
+        for key in draw(st.lists(st.sampled_from(KEYS), max_size=4, unique=True)):
+            lines.append(f'"{key}" = {toml_value(draw(VALUES))}')
+    for name in draw(st.lists(st.text(string.ascii_letters + " -_/", max_size=6),
+                              max_size=3, unique=True)):
+        lines.append(f'[processes."{name}"]')
+        for key in draw(st.lists(st.sampled_from(KEYS), max_size=5, unique=True)):
+            lines.append(f'"{key}" = {toml_value(draw(VALUES))}')
+    text = "\n".join(lines)
+    # Mutations: cut it short, or splice in a stray character.
+    if draw(st.booleans()) and text:
+        cut = draw(st.integers(0, len(text)))
+        text = text[:cut] + draw(st.sampled_from(["", "[", "=", '"', "\n", "\x00"])) \
+            + text[cut:]
+    return text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(toml_documents())
+def test_random_toml_is_a_config_or_a_config_error(tmp_path_factory, text):
+    base = Path("/nonexistent-base")
+    try:
+        config = parse_toml(text, "fuzz.toml", base)
+    except ConfigError as e:
+        message = str(e)
+        assert message.startswith("fuzz.toml") and "\n" not in message
+    else:
+        assert config.processes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_random_procfile_is_a_config_or_a_config_error(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("pf") / "Procfile"
+    path.write_bytes(text.encode("utf-8", "replace"))
+    try:
+        config = load_procfile(path)
+    except ConfigError as e:
+        assert "\n" not in str(e)
+    else:
+        assert all(p.name and p.argv for p in config.processes)
+
+
+CHUNKS = st.lists(st.binary(max_size=200), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(CHUNKS, st.integers(1, 50))
+def test_splitter_keeps_every_byte_of_output_without_carriage_returns(chunks, max_len):
+    data = b"".join(chunks).replace(b"\r", b"")
+    chunks = [c.replace(b"\r", b"") for c in chunks]
+    splitter = LineSplitter(max_len)
+    lines: list[str] = []
+    for chunk in chunks:
+        lines += splitter.feed(chunk)
+    lines += splitter.finish()
+    text = data.decode("utf-8", errors="replace")
+    assert all(len(line) <= max_len for line in lines)
+    # Joining the pieces gives back the text without its newlines: nothing dropped.
+    assert "".join(lines) == text.replace("\n", "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(CHUNKS)
+def test_splitter_never_fails_on_any_bytes(chunks):
+    splitter = LineSplitter(64)
+    for chunk in chunks:
+        splitter.feed(chunk)
+    splitter.finish()
+
+
+ESCAPES = st.sampled_from([
+    "\x1b[31m", "\x1b[0m", "\x1b[1;38;5;200m", "\x1b[38;2;1;2;3m", "\x1b[2J", "\x1b[H",
+    "\x1b[?25l", "\x1b]0;title\x07", "\x1b]8;;http://x\x1b\\", "\x1bP1$r\x1b\\", "\x1b(B",
+    "\x1b", "\x07", "\x00", "\t", "[bold]", "[/]", "[@click=quit]", "[/bold]", "\r",
+    "\u200b", "界", "\ud7ff",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(ESCAPES, st.text(max_size=10)), max_size=30))
+def test_any_output_renders_as_plain_safe_text(parts):
+    line = "".join(parts)
+    console = Console(width=80, color_system="truecolor", file=io.StringIO())
+    text = ansi_text(line, "red")
+    assert "\x1b" not in text.plain
+    list(text.render(console))
+    cleaned = clean(line)
+    assert "\x07" not in cleaned and "\x00" not in cleaned
