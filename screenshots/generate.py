@@ -9,9 +9,10 @@ process by hand) and saves SVG screenshots at the moments worth seeing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from proctui import demo
@@ -37,57 +38,54 @@ def save(app: ProctuiApp, out: Path, name: str) -> Path:
     return path
 
 
-async def quitting_flow(out: Path) -> None:
-    """Running (grid), then q: the shutdown view with countdowns, then the ask modal."""
+@contextlib.asynccontextmanager
+async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
+    """The real console on the real demo; whatever is left is killed at the end."""
     sup = Supervisor(demo.config().processes, interactive=True)
     sup.start()
     app = ProctuiApp(sup, hint=demo.HINT)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause(4.5)
-            await pilot.press("z")
-            await pilot.pause(0.3)
-            save(app, out, "console")
-            await pilot.press("z", "2", "q")
-            await pilot.pause(2.0)
-            save(app, out, "quitting")
-            await pilot.press("e")  # give slow-8s the time it needs
-            await until(pilot, lambda: isinstance(app.screen, AskScreen))
-            await pilot.pause(0.3)
-            save(app, out, "ask")
-            await pilot.press("k")
-            await until(pilot, lambda: not app.is_running or sup.all_ended())
+            yield app, pilot, sup
     finally:
         if not sup.all_ended():
             sup.kill_all().result(timeout=5)
             while not sup.all_ended():
                 time.sleep(0.05)
         sup.close()
+
+
+async def quitting_flow(out: Path) -> None:
+    """Running (grid), then q: the shutdown view with countdowns, then the ask modal."""
+    async with demo_console() as (app, pilot, sup):
+        await pilot.pause(4.5)
+        await pilot.press("z")
+        await pilot.pause(0.3)
+        save(app, out, "console")
+        await pilot.press("z", "2", "q")
+        await pilot.pause(2.0)
+        save(app, out, "quitting")
+        await pilot.press("e")  # give slow-8s the time it needs
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.pause(0.3)
+        save(app, out, "ask")
+        await pilot.press("k")
+        await until(pilot, lambda: not app.is_running or sup.all_ended())
 
 
 async def final_flow(out: Path) -> None:
     """Each process stopped by hand: the console stays open on every outcome."""
-    sup = Supervisor(demo.config().processes, interactive=True)
-    sup.start()
-    app = ProctuiApp(sup, hint=demo.HINT)
-    try:
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause(3.0)
-            for key in "123456":
-                await pilot.press(key, "s")
-            await pilot.press("2", "e")  # slow-8s gets the time it needs
-            await until(pilot, lambda: isinstance(app.screen, AskScreen))
-            await pilot.press("k")
-            await until(pilot, sup.all_ended)
-            await pilot.press("2")
-            await pilot.pause(0.5)
-            save(app, out, "final")
-    finally:
-        if not sup.all_ended():
-            sup.kill_all().result(timeout=5)
-            while not sup.all_ended():
-                time.sleep(0.05)
-        sup.close()
+    async with demo_console() as (app, pilot, sup):
+        await pilot.pause(3.0)
+        for key in "123456":
+            await pilot.press(key, "s")
+        await pilot.press("2", "e")  # slow-8s gets the time it needs
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press("k")
+        await until(pilot, sup.all_ended)
+        await pilot.press("2")
+        await pilot.pause(0.5)
+        save(app, out, "final")
 
 
 def main(argv: list[str]) -> int:
