@@ -3,6 +3,7 @@ misbehave, a machine that pushes back. Each with real processes."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import pytest
 from proctui.config import RestartPolicy
 from proctui.core.oslayer import OSLayer
 from proctui.core.outcome import OutcomeKind, exit_status_for
+from proctui.core.rundir import RunDir
 from proctui.core.state import Phase
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, pyspec, spec, wait_until
@@ -216,6 +218,28 @@ def test_run_dir_deleted_during_the_run(harness, run_dir):
     shutil.rmtree(run_dir.path)
     h.sup.stop("web")
     assert h.outcome("web").kind is OutcomeKind.STOPPED
+
+
+class FullRunDir(RunDir):
+    """A full disk cannot be had on demand (and root writes anywhere): this run
+    directory answers ENOSPC to every PID file, as a full one would."""
+
+    def write_pid(self, record):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_run_dir_full_is_a_warning_and_processes_stay_supervised(harness, tmp_path):
+    full = FullRunDir(tmp_path / "full")
+    full.open()
+    try:
+        h = harness([pyspec("web", POLITE)], run_dir=full)
+        h.wait_notice("web", "warning: cannot write PID file")
+        h.wait_notice("web", "No space left on device")
+        h.wait_output("web", "ready")
+        h.sup.stop("web")
+        assert h.outcome("web").kind is OutcomeKind.STOPPED
+    finally:
+        full.close()
 
 
 def test_pid_file_edited_or_deleted_during_the_run(harness, run_dir):
