@@ -3,6 +3,7 @@ goes through the app to the supervisor."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
@@ -198,6 +199,12 @@ class PaneHeader(Widget):
             self._key = key
             self.refresh()
 
+    def set_note(self, note: str) -> None:
+        if note != self.note:
+            self.note = note
+            self._key = None
+            self.refresh()
+
     def render(self) -> Text:
         view = self.view
         if view is None:
@@ -242,6 +249,8 @@ class OutputView(Widget):
         self._rows: list[Strip] = []
         self._first_visible = 0
         self._key: tuple[object, ...] | None = None
+        self._position = ""
+        self.on_position: Callable[[str], None] | None = None
 
     # -- scrolling --------------------------------------------------------------------
 
@@ -311,6 +320,10 @@ class OutputView(Widget):
             rows = self._rows_from_top(console, width, height)
         self._rows = rows
         self.refresh()
+        position = self.position
+        if position != self._position and self.on_position is not None:
+            self.on_position(position)  # the header says "paused" at once, not next tick
+        self._position = position
 
     def _lines(self, start: int, count: int) -> list[tuple[int, str, int]]:
         got = self.buffer.read(start, count)
@@ -391,6 +404,7 @@ class ProcessPane(Vertical):
         self.proc_name = name
         self.header = PaneHeader()
         self.output = OutputView(buffer)
+        self.output.on_position = self.header.set_note
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self.header

@@ -200,6 +200,28 @@ class Run:
         if lines and self._output is not None:
             self._output(stream, lines)
 
+    def _read_what_is_there(self, limit: int = 64 << 20) -> None:
+        """Read every pipe until it is empty for now (or ``limit`` bytes in all)."""
+        budget = limit
+        for fd in list(self._pipes):
+            while fd in self._pipes and budget > 0:
+                stream, splitter = self._pipes[fd]
+                try:
+                    data = os.read(fd, READ_SIZE)
+                except BlockingIOError:
+                    break
+                except OSError:
+                    data = b""
+                budget -= len(data)
+                if data:
+                    lines = splitter.feed(data)
+                else:
+                    lines = splitter.finish()
+                    self._close_pipe(fd)
+                self.buffer.append(stream, lines, splitter.partial)
+                if lines and self._output is not None:
+                    self._output(stream, lines)
+
     def _close_pipe(self, fd: int) -> None:
         if self._pipes.pop(fd, None) is not None:
             self.loop.remove_reader(fd)
@@ -207,30 +229,14 @@ class Run:
 
     def _drain_and_close(self) -> None:
         """Read what is left, then close the pipes even if someone still holds them."""
+        self._read_what_is_there()
         for fd in list(self._pipes):
-            for _ in range(64):
-                if fd not in self._pipes:
-                    break
-                try:
-                    data = os.read(fd, READ_SIZE)
-                except BlockingIOError:
-                    break
-                except OSError:
-                    data = b""
-                stream, splitter = self._pipes[fd]
-                lines = splitter.feed(data) if data else splitter.finish()
-                if not data:
-                    self._close_pipe(fd)
-                self.buffer.append(stream, lines, splitter.partial)
-                if lines and self._output is not None:
-                    self._output(stream, lines)
-            if fd in self._pipes:
-                stream, splitter = self._pipes[fd]
-                lines = splitter.finish()
-                self._close_pipe(fd)
-                self.buffer.append(stream, lines, "")
-                if lines and self._output is not None:
-                    self._output(stream, lines)
+            stream, splitter = self._pipes[fd]
+            lines = splitter.finish()
+            self._close_pipe(fd)
+            self.buffer.append(stream, lines, "")
+            if lines and self._output is not None:
+                self._output(stream, lines)
 
     @property
     def pipes_open(self) -> bool:
@@ -288,11 +294,11 @@ class Run:
             self.left_behind = tuple(self.os.processes_with_env(RUN_TOKEN_VAR, self.token))
         self._gone.set()
         self._wake.set()
-        # Output still in the pipe belongs before the outcome.
+        # Output still in the pipes belongs before the outcome: read all that is there
+        # now (the writers are gone, so it is finite), then close them a little later.
         if self._pipes:
             self.loop.call_later(DRAIN_GRACE, self._drain_and_close)
-            for fd in list(self._pipes):
-                self._on_readable(fd)
+            self._read_what_is_there()
         if self._stop_task is None:
             self._finish(OutcomeKind.EXITED, f"exited: {self._status_text()}")
 
