@@ -433,9 +433,12 @@ class ShutdownPanel(Widget):
     def render(self) -> Text:
         text = Text()
         count = len(self.views)
-        text.append(f"Quitting: waiting for {count} process{'es' if count != 1 else ''} "
-                    "to stop · q again: kill all now · Q: abandon all and exit",
-                    style="bold")
+        width = self.size.width
+        title = (f"Quitting: waiting for {count} process{'es' if count != 1 else ''} to stop"
+                 " · q again: kill all now · Q: abandon all and exit")
+        if len(title) > width:  # one line, always: the rows below must all stay in view
+            title = f"Quitting: {count} stopping · q: kill all · Q: abandon all"
+        text.append_text(fit(Text(title, style="bold"), width))
         width = self.size.width
         name_w = max((len(v.name) for v in self.views), default=4)
         for view in self.views:
