@@ -184,11 +184,16 @@ class Run:
     # -- output -----------------------------------------------------------------------
 
     def _on_readable(self, fd: int) -> None:
+        self._read_once(fd)
+
+    def _read_once(self, fd: int) -> int:
+        """One read from a pipe into the buffer (and the event queue). Returns the bytes
+        read, 0 at EOF (the pipe is then closed), -1 when it is empty for now."""
         stream, splitter = self._pipes[fd]
         try:
             data = os.read(fd, READ_SIZE)
         except BlockingIOError:
-            return
+            return -1
         except OSError:
             data = b""
         if data:
@@ -196,7 +201,11 @@ class Run:
         else:
             lines = splitter.finish()
             self._close_pipe(fd)
-        self.buffer.append(stream, lines, splitter.partial)
+        self._deliver(stream, lines, splitter.partial)
+        return len(data)
+
+    def _deliver(self, stream: int, lines: list[str], partial: str) -> None:
+        self.buffer.append(stream, lines, partial)
         if lines and self._output is not None:
             self._output(stream, lines)
 
@@ -205,22 +214,10 @@ class Run:
         budget = limit
         for fd in list(self._pipes):
             while fd in self._pipes and budget > 0:
-                stream, splitter = self._pipes[fd]
-                try:
-                    data = os.read(fd, READ_SIZE)
-                except BlockingIOError:
+                got = self._read_once(fd)
+                if got < 0:
                     break
-                except OSError:
-                    data = b""
-                budget -= len(data)
-                if data:
-                    lines = splitter.feed(data)
-                else:
-                    lines = splitter.finish()
-                    self._close_pipe(fd)
-                self.buffer.append(stream, lines, splitter.partial)
-                if lines and self._output is not None:
-                    self._output(stream, lines)
+                budget -= got
 
     def _close_pipe(self, fd: int) -> None:
         if self._pipes.pop(fd, None) is not None:
@@ -234,13 +231,7 @@ class Run:
             stream, splitter = self._pipes[fd]
             lines = splitter.finish()
             self._close_pipe(fd)
-            self.buffer.append(stream, lines, "")
-            if lines and self._output is not None:
-                self._output(stream, lines)
-
-    @property
-    def pipes_open(self) -> bool:
-        return bool(self._pipes)
+            self._deliver(stream, lines, "")
 
     def hand_over_output(self, log: Path | None) -> int | None:
         """proctui is exiting and this process was left running (abandoned, unkillable):
