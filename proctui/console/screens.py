@@ -11,8 +11,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from proctui.core.outcome import setting
-
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -150,6 +148,3 @@ class HelpScreen(ModalScreen[None]):
     def action_dismiss_help(self) -> None:
         self.dismiss(None)
 
-
-def describe_wait(seconds_waited: float) -> str:
-    return setting(round(seconds_waited, 1))

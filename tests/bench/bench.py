@@ -149,11 +149,6 @@ def kill_tree(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def proctui_pid_in(session: Tmux) -> int:
-    """The proctui process running in a tmux pane (the pane's command itself)."""
-    return session.pid
-
-
 @dataclass
 class Result:
     scenario: str
@@ -203,7 +198,7 @@ def scenario_console_flood(runs: int, work: Path) -> Result:
     for i in range(runs):
         s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / f'c{i}'} 'seq 1 {FLOOD_LINES}'")
         ours.append(s.wait_for(last))
-        rss.append(rss_peak_mb(proctui_pid_in(s)))
+        rss.append(rss_peak_mb(s.pid))  # the pane's command is proctui
         kill_tree(s.pid)
         s.kill()
         s = Tmux(f"{mprocs()[0]} 'seq 1 {FLOOD_LINES}'")
