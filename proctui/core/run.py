@@ -381,7 +381,7 @@ class Run:
         if self.phase is Phase.STOPPING:
             self.timeout_total += by
             self.extended += by
-        action = self._deadline_action()
+        action = self.deadline_action()
         self._notify(f"deadline extended by {setting(by)}: {action} in "
                      f"{seconds(self.deadline - now)}")
         self._wake.set()
@@ -404,13 +404,15 @@ class Run:
             self.deadline = self.stop_requested_at + self.spec.stop_timeout
             self.phase = Phase.STOPPING
             self._notify(f"{signal_name(sig)} sent to process group {self.pgid}; "
-                         f"{self._deadline_action()} in {setting(self.spec.stop_timeout)}")
+                         f"{self.deadline_action()} in {setting(self.spec.stop_timeout)}")
             reason = await self._stop_wait()
             if reason is None:
                 return
         await self._kill(reason)
 
-    def _deadline_action(self) -> str:
+    def deadline_action(self) -> str:
+        """What happens at the current deadline: "SIGKILL", "abandon", "decision" or
+        "giving up"."""
         if self.phase is Phase.KILLING:
             return "giving up"
         policy = self._policy()

@@ -78,7 +78,7 @@ class Managed:
             stop_signal_name=self.spec.stop_signal.name,
             kill_sent_at=run.kill_sent_at if run else None,
             deadline=run.deadline if live else None,  # type: ignore[union-attr]
-            deadline_action=run._deadline_action() if live else "",  # type: ignore[union-attr]
+            deadline_action=run.deadline_action() if live else "",  # type: ignore[union-attr]
             extend_step=self.spec.extend_step,
             outcome=run.outcome if run else None,
             restart_at=self.restart_at,
