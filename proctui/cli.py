@@ -19,7 +19,7 @@ from proctui.config import (
     load,
     parse_signal,
 )
-from proctui.core.outcome import setting
+from proctui.core.outcome import setting, signal_name
 
 EXIT_USAGE = 2
 
@@ -27,6 +27,30 @@ EXIT_USAGE = 2
 def _fail(message: str) -> None:
     click.echo(f"proctui: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+class Seconds(click.ParamType):
+    """A number of seconds, finite and within the bounds the config file has."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        from proctui.config.values import Where, seconds
+
+        if isinstance(value, float):
+            return value
+        try:
+            number = float(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        try:
+            return seconds(number, "", Where("", None))
+        except ConfigError as e:
+            self.fail(str(e).split(": ", 1)[-1], param, ctx)
+
+
+SECONDS = Seconds()
 
 
 def _overrides(stop_timeout: float | None, kill_timeout: float | None,
@@ -63,16 +87,16 @@ def run_options(fn):  # type: ignore[no-untyped-def]
         click.option("--headless", is_flag=True,
                      help="Print output lines instead of opening the console (automatic "
                           "when stdout is not a terminal)."),
-        click.option("--stop-timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+        click.option("--stop-timeout", type=SECONDS, metavar="SECONDS",
                      help="Seconds from the stop request to the timeout action."),
-        click.option("--kill-timeout", type=click.FloatRange(min=0), metavar="SECONDS",
+        click.option("--kill-timeout", type=SECONDS, metavar="SECONDS",
                      help="Seconds after SIGKILL before a process is reported unkillable."),
         click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
                      help="At the stop deadline: kill, abandon, or ask the operator "
                           "(headless: ask acts as kill)."),
         click.option("--stop-signal", metavar="SIGNAL",
                      help="The stop signal, e.g. TERM, INT, SIGQUIT."),
-        click.option("--stop-after", type=click.FloatRange(min=0), metavar="SECONDS",
+        click.option("--stop-after", type=SECONDS, metavar="SECONDS",
                      help="Stop everything gracefully after SECONDS (for scripts and demos)."),
         click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the lock and PID files live. Default: "
@@ -181,7 +205,7 @@ def describe(spec: ProcessSpec) -> str:
         f"[{spec.name}]",
         f"  cmd           {argv}",
         f"  cwd           {spec.cwd}",
-        f"  stop          {spec.stop_signal.name}, then {spec.on_timeout.value} after "
+        f"  stop          {signal_name(spec.stop_signal)}, then {spec.on_timeout.value} after "
         f"{setting(spec.stop_timeout)}; SIGKILL gives up after {setting(spec.kill_timeout)}; "
         f"extend by {setting(spec.extend_step)}",
         f"  restart       {spec.restart.value}",

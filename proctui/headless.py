@@ -2,7 +2,9 @@
 ``proctui | ...``, and a summary at the end. For scripts, CI and non-terminals.
 
 Signals: the first SIGINT, SIGTERM or SIGHUP stops everything gracefully; a second SIGINT
-kills what is still stopping; a third abandons what is left and exits at once.
+kills what is still stopping; a third abandons what is left and exits at once. A reader
+that goes away (a broken pipe: ``proctui run | head``) counts as a hangup; a reader that
+stalls never keeps proctui from exiting.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from typing import TextIO
 
 from proctui.config import ProcessSpec
 from proctui.core.events import Dropped, EventQueue, Notice, Output
-from proctui.core.outcome import exit_status_for, seconds
+from proctui.core.report import still_stopping, summary_lines
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
+from proctui.core.text import clean
+from proctui.writer import Writer
 
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
 POLL = 0.1
+EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
 _COLOURS = ("36", "33", "32", "35", "34", "96", "93", "92", "95", "94")
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -37,15 +42,18 @@ def use_colour(stream: TextIO) -> bool:
 
 
 class Printer:
-    """Formats lines with padded names; survives a closed or broken stdout."""
+    """Formats lines with padded names into a Writer (or, in tests, any text stream)."""
 
-    def __init__(self, names: Sequence[str], out: TextIO, colour: bool) -> None:
+    def __init__(self, names: Sequence[str], out: TextIO | Writer, colour: bool) -> None:
         self.out = out
         self.width = max(len(n) for n in [*names, "proctui"])
         self.colour = colour
         self._prefix: dict[str, str] = {}
         self._index = {name: i for i, name in enumerate(names)}
-        self.broken = False
+
+    @property
+    def broken(self) -> str | None:
+        return self.out.broken if isinstance(self.out, Writer) else None
 
     def prefix(self, name: str | None) -> str:
         key = name or "\0proctui"
@@ -61,28 +69,28 @@ class Printer:
     def lines(self, name: str | None, lines: Sequence[str]) -> None:
         if not lines:
             return
+        colour = self.colour
+        lines = [clean(line, colour) for line in lines]
         p = self.prefix(name)
-        self.write(p + f"\n{p}".join(lines) + "\n")
+        self.write(p + f"\n{p}".join(lines) + "\n", len(lines))
 
     def say(self, text: str, name: str | None = None) -> None:
         """A line of proctui's own, about process ``name`` (or about itself)."""
         self.lines(None, [f"{name}: {text}" if name else text])
 
-    def write(self, text: str) -> None:
-        if self.broken:
+    def write(self, text: str, count: int = 1) -> None:
+        if isinstance(self.out, Writer):
+            self.out.write(text, count)
             return
-        try:
+        with contextlib.suppress(OSError, ValueError):
             self.out.write(text)
-        except (OSError, ValueError):
-            # The terminal went away (SIGHUP) or the pipe closed: keep supervising.
-            self.broken = True
 
-    def flush(self) -> None:
-        if not self.broken:
-            try:
-                self.out.flush()
-            except (OSError, ValueError):
-                self.broken = True
+    def finish(self, timeout: float) -> bool:
+        if isinstance(self.out, Writer):
+            return self.out.drain(timeout)
+        with contextlib.suppress(OSError, ValueError):
+            self.out.flush()
+        return True
 
 
 class HeadlessRunner:
@@ -95,6 +103,8 @@ class HeadlessRunner:
         self._signals: list[int] = []
         self._interrupts = 0
         self._stopping = False
+        self._said_broken = False
+        self._said_stop = False
         self._last_countdown: dict[str, float] = {}
 
     def run(self) -> int:
@@ -106,6 +116,7 @@ class HeadlessRunner:
             while True:
                 self._drain(POLL)
                 abandoned_all = self._handle_signals()
+                self._check_reader()
                 if (self.stop_after is not None and not self._stopping
                         and time.monotonic() - started >= self.stop_after):
                     self._stopping = True
@@ -125,15 +136,30 @@ class HeadlessRunner:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.sup.close()
-            self.printer.flush()
+        self.printer.finish(EXIT_GRACE)
         return status
 
     def _on_signal(self, signum: int, _frame: object) -> None:
-        # Record it for the main loop to report; start the first stop right away (the
-        # command API only queues a call on the core's loop, which is safe here).
+        # Record it for the main loop to report; start the first stop right away. The
+        # command API only queues a call, so this is safe here, and it is kept even if
+        # the core has not finished starting.
         self._signals.append(signum)
         if not self._stopping:
+            self._stopping = True
             self.sup.stop_all()
+
+    def _check_reader(self) -> None:
+        broken = self.printer.broken
+        if broken is None or self._said_broken:
+            return
+        self._said_broken = True
+        # Nobody reads us any more: like a hangup, stop everything per policy.
+        self.sup.set_interactive(False)
+        if not self._stopping:
+            self._stopping = True
+            self.sup.stop_all()
+        with contextlib.suppress(OSError):
+            os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
 
     def _handle_signals(self) -> bool:
         while self._signals:
@@ -141,8 +167,8 @@ class HeadlessRunner:
             name = signal.Signals(signum).name
             if signum == signal.SIGINT:
                 self._interrupts += 1
-            if not self._stopping:
-                self._stopping = True  # the handler has already asked the core to stop
+            if not self._said_stop:
+                self._said_stop = True
                 self.printer.say(f"received {name}: stopping everything (ctrl+c again "
                                  "kills what is still stopping)")
             elif signum == signal.SIGINT and self._interrupts == 2:
@@ -150,12 +176,12 @@ class HeadlessRunner:
                                  "(ctrl+c once more abandons it)")
                 self.sup.kill_all()
             elif signum == signal.SIGINT and self._interrupts >= 3:
-                left = [v for v in self.sup.views() if v.outcome is None and v.pid]
+                left = [v for v in self.sup.views() if v.alive and v.pid]
                 pids = ", ".join(f"{v.name} pid {v.pid}" for v in left) or "nothing"
                 self.printer.say(f"received SIGINT a third time: abandoning what is left "
                                  f"({pids}) and exiting")
                 with contextlib.suppress(Exception):
-                    self.sup.abandon_all().result(timeout=2.0)
+                    self.sup.abandon_all().result(timeout=5.0)
                 return True
         return False
 
@@ -171,56 +197,37 @@ class HeadlessRunner:
             elif type(event) is Dropped:
                 printer.say(f"{event.count} lines of output dropped: the reader fell behind",
                             event.name)
-        printer.flush()
 
     def _countdowns(self) -> None:
         now = time.monotonic()
         for view in self.sup.views():
             if not view.phase.stopping:
                 continue
-            last = self._last_countdown.get(view.name, 0.0)
-            if now - last < COUNTDOWN_EVERY:
+            if now - self._last_countdown.get(view.name, 0.0) < COUNTDOWN_EVERY:
                 continue
             self._last_countdown[view.name] = now
-            since = now - (view.stop_requested_at or now)
-            if view.deadline is None:
-                what = "waiting for a decision" if view.deadline_action == "decision" \
-                    else "waiting without a deadline"
-                self.printer.say(f"still stopping after {seconds(since)}: {what}", view.name)
-            else:
-                self.printer.say(f"still stopping after {seconds(since)}: "
-                                 f"{view.deadline_action} in "
-                                 f"{seconds(view.deadline - now)}", view.name)
+            self.printer.say(still_stopping(view, now), view.name)
 
     def _summary(self) -> int:
-        for line in summary_lines(self.sup):
+        for line in summary_lines(self.sup.final(), self.sup.views(), self.sup.strays()):
             self.printer.say(line)
-        self.printer.flush()
-        return exit_status_for([o for _, o in self.sup.outcomes()])
-
-
-def summary_lines(sup: Supervisor) -> list[str]:
-    """One line per process: its last outcome (and how often it was restarted)."""
-    finals = sup.final()
-    restarts = {v.name: v.restarts for v in sup.views()}
-    width = max((len(n) for n, _ in finals), default=0)
-    lines = ["summary:"]
-    for name, outcome in finals:
-        text = outcome.text if outcome is not None else "not started"
-        count = restarts.get(name, 0)
-        if count:
-            text += " (restarted once)" if count == 1 else f" (restarted {count} times)"
-        lines.append(f"  {name.ljust(width)}  {text}")
-    return lines
+        if self.sup.crash:
+            self.printer.say(f"internal error: {self.sup.crash}")
+        return self.sup.exit_status()
 
 
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
         stop_after: float | None = None) -> int:
     """Run ``specs`` headless until every process has ended; returns the exit status."""
-    out = out or sys.stdout
+    stream = out or sys.stdout
     events = EventQueue()
     sup = Supervisor(specs, events=events, interactive=False, run_dir=run_dir,
                      leftover_defaults=leftover_defaults)
-    printer = Printer([s.name for s in specs], out, use_colour(out))
+    sink: TextIO | Writer = stream
+    if out is None:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
+            sink = Writer(stream.fileno())
+    printer = Printer([s.name for s in specs], sink, use_colour(stream))
     return HeadlessRunner(sup, events, printer, stop_after).run()

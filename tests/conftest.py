@@ -22,8 +22,8 @@ from proctui.core.lines import Stream
 from proctui.core.oslayer import OSLayer
 from proctui.core.outcome import Outcome
 from proctui.core.rundir import RunDir
-from proctui.core.state import ProcessView
 from proctui.core.supervisor import Supervisor
+from proctui.core.view import ProcessView
 
 TOKEN_VAR = "PROCTUI_TEST_TOKEN"
 PY = sys.executable
@@ -154,7 +154,7 @@ class Harness:
 
     def output(self, name: str) -> list[str]:
         """What the process printed (not proctui's notices about it)."""
-        got = self.view(name).buffer.read(0)
+        got = self.sup.buffer(name).read(0)
         return [line for line, stream in zip(got.lines, got.streams, strict=True)
                 if stream != Stream.PROCTUI]
 
@@ -193,7 +193,7 @@ class UnkillableOS(OSLayer):
             return
         super().signal_group(pgid, sig)
 
-    def describe(self, pgid: int) -> str:
+    def describe(self, pgid: int, ours: bool = True) -> str:
         return "disk-sleep"
 
 
@@ -201,6 +201,7 @@ class DeniedOS(OSLayer):
     """As root, EPERM cannot be had for our own children: this fake refuses signals."""
 
     def __init__(self, deny: frozenset[int]) -> None:
+        super().__init__()
         self.deny = deny
 
     def signal_group(self, pgid: int, sig: int) -> None:

@@ -7,9 +7,10 @@ import concurrent.futures
 from dataclasses import replace
 
 from proctui.core.lines import OutputBuffer, Stream
+from proctui.core.machine import DeadlineAction, Phase
 from proctui.core.outcome import Outcome, OutcomeKind
-from proctui.core.state import Phase, ProcessView
 from proctui.core.usage import Usage
+from proctui.core.view import ProcessView
 
 NOW = 10_000.0
 
@@ -27,12 +28,21 @@ def buffer(lines: list[tuple[int, str]]) -> OutputBuffer:
     return buf
 
 
-def view(name: str, phase: Phase, pid: int | None = 4121, **kw: object) -> ProcessView:
+BUFFERS: dict[str, OutputBuffer] = {}
+
+
+def view(name: str, phase: Phase, pid: int | None = 4121, buffer: OutputBuffer | None = None,
+         **kw: object) -> ProcessView:
+    """A fixed view; its output (the core keeps it apart from the view) goes to BUFFERS."""
+    BUFFERS[name] = buffer or OutputBuffer(1000)
+    action = DeadlineAction.KILL if kw.get("deadline") is not None else DeadlineAction.NONE
+    if phase is Phase.KILLING and kw.get("deadline") is not None:
+        action = DeadlineAction.GIVE_UP
     base = ProcessView(
         name=name, phase=phase, pid=pid, pgid=pid, cmd=f"./{name}", started_at=NOW - 125,
-        ended_at=None, restarts=0, stop_requested_at=None, stop_signal_name="SIGTERM",
-        kill_sent_at=None, deadline=None, deadline_action="SIGKILL", extend_step=30.0,
-        outcome=None, restart_at=None, leftover=False, buffer=buffer([]),
+        ended_at=None, restarts=0, stop_requested_at=None, stop_signal="SIGTERM",
+        kill_sent_at=None, deadline=None, deadline_action=action, extend_step=30.0,
+        outcome=None, restart_at=None, leftover=False,
     )
     return replace(base, **kw)  # type: ignore[arg-type]
 
@@ -86,7 +96,7 @@ def stopping() -> list[ProcessView]:
 def deciding() -> list[ProcessView]:
     views = stopping()
     views[1] = view("worker", Phase.DECIDING, 4122, buffer=buffer(WORKER_LINES),
-                    stop_requested_at=NOW - 10.4, deadline=None, deadline_action="decision")
+                    stop_requested_at=NOW - 10.4, deadline=None)
     return views
 
 
@@ -113,6 +123,9 @@ class FakeCore:
 
     def views(self) -> list[ProcessView]:
         return self._views
+
+    def buffer(self, name: str) -> OutputBuffer:
+        return BUFFERS[name]
 
     def all_ended(self) -> bool:
         return False

@@ -51,6 +51,7 @@ def write(tmp_path: Path, text: str, name: str = "proctui.toml") -> Path:
 
 
 def test_full_toml(tmp_path):
+    (tmp_path / "srv").mkdir()
     (tmp_path / ".env").write_text("# comment\nexport A=1\nB='two words'\nC=\"x\\ny\" \nPORT=1\n")
     config = load_toml(write(tmp_path, FULL))
     web, worker = config.processes
@@ -58,10 +59,10 @@ def test_full_toml(tmp_path):
     assert web.cwd == tmp_path.resolve() / "srv"
     assert dict(web.env) == {"A": "1", "B": "two words", "C": "x\ny", "PORT": "8000"}
     assert web.stop_timeout == 3 and web.kill_timeout == 2.5
-    assert web.on_timeout is OnTimeout.ASK and web.stop_signal is signal.SIGINT
+    assert web.on_timeout is OnTimeout.ASK and web.stop_signal == signal.SIGINT
     assert web.extend_step == 15 and web.restart is RestartPolicy.ON_FAILURE
     assert worker.argv == ("/bin/sh", "-c", "exec sh -c 'echo hi'")
-    assert worker.stop_signal is signal.SIGQUIT and worker.stop_timeout == 7
+    assert worker.stop_signal == signal.SIGQUIT and worker.stop_timeout == 7
     with pytest.raises(dataclasses.FrozenInstanceError):
         web.name = "other"  # type: ignore[misc]
 
@@ -128,11 +129,25 @@ BAD_TOML = [
     ('[processes.a]\ncmd = "x"\nextend_step = 0\n', "key 'extend_step'"),
     ('[processes.a]\ncmd = "x"\nscrollback = 0\n', "key 'scrollback'"),
     ('[prcesses.a]\ncmd = "x"\n', "key 'prcesses': unknown top-level key"),
+    # Found under attack: each passed `check` or crashed later.
+    ('[processes.a]\ncmd = "x"\ncwd = "no-such-dir"\n', "key 'cwd': no such directory"),
+    ('[processes.a]\ncmd = "x"\ncwd = "a-file"\n', "key 'cwd': not a directory"),
+    ('[processes.a]\ncmd = "x"\nenv = { A = "x\\u0000y" }\n', "key 'env.A': contains a NUL"),
+    ('[processes.a]\ncmd = "x\\u0000y"\n', "key 'cmd': contains a NUL"),
+    ('[processes.a]\ncmd = "x"\nscrollback = 9223372036854775808\n', "key 'scrollback'"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = inf\n', "key 'stop_timeout'"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = 1e300\n', "at most 8640000 seconds"),
+    ('[processes.a]\ncmd = "x"\nmax_line_length = 10000000000\n', "key 'max_line_length'"),
+    (f'[processes.{"n" * 500}]\ncmd = "x"\n', "process name is too long"),
+    ('[processes.a]\ncmd = "x"\nstop_signal = "SIGSTOP"\n', "cannot stop one"),
+    ('[processes.a]\ncmd = "x"\nstop_signal = "RTMIN+99"\n', "not a signal on this system"),
+    ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
 ]
 
 
 @pytest.mark.parametrize(("text", "expected"), BAD_TOML)
 def test_bad_toml(tmp_path, text, expected):
+    (tmp_path / "a-file").write_text("")
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as info:
         load_toml(path)
@@ -203,6 +218,7 @@ def test_cli_no_config_here(tmp_path):
 
 def test_cli_check_prints_the_resolved_processes(tmp_path):
     (tmp_path / ".env").write_text("A=1\n")
+    (tmp_path / "srv").mkdir()
     write(tmp_path, FULL)
     result = cli("check", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -231,3 +247,37 @@ def test_simple_shell_commands_are_execed(cmd, simple):
     argv = shell_argv(cmd)
     assert argv[:2] == ("/bin/sh", "-c")
     assert argv[2] == (f"exec {cmd}" if simple else cmd)
+
+
+def test_bom_realtime_signals_and_symlinked_names_are_accepted(tmp_path):
+    text = '\ufeff[processes.a]\ncmd = "true"\nstop_signal = "SIGRTMIN+3"\n' \
+           '[processes.b]\ncmd = "true"\nstop_signal = "rtmax-1"\n' \
+           '[processes.".hidden"]\ncmd = "true"\nstop_signal = 10\n'
+    a, b, hidden = load_toml(write(tmp_path, text)).processes
+    assert a.stop_signal == signal.SIGRTMIN + 3
+    assert b.stop_signal == signal.SIGRTMAX - 1
+    assert hidden.name == ".hidden" and hidden.stop_signal == signal.SIGUSR1
+    from proctui.core.outcome import signal_name
+
+    assert signal_name(a.stop_signal) == "SIGRTMIN+3"
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory"])
+def test_config_that_is_not_a_regular_file_is_one_line(tmp_path, kind):
+    import os
+
+    if kind == "dev-zero":
+        path = Path("/dev/zero")
+    elif kind == "fifo":
+        path = tmp_path / "fifo.toml"
+        os.mkfifo(path)
+    else:
+        path = tmp_path / "dir.toml"
+        path.mkdir()
+    result = subprocess.run([sys.executable, "-m", "proctui", "check", "-f", str(path)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert str(path) in result.stderr
+    assert ("not a regular file" in result.stderr or "is a directory" in result.stderr), \
+        result.stderr

@@ -15,8 +15,8 @@ import pytest
 from proctui.config import OnTimeout
 from proctui.console.app import ProctuiApp
 from proctui.console.screens import AskScreen, ConfirmScreen
+from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind
-from proctui.core.state import Phase
 from proctui.core.supervisor import Supervisor
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec
@@ -65,7 +65,7 @@ def screen_text(app: ProctuiApp) -> str:
 async def wait_ready(pilot, sup, *names: str) -> None:
     def ready() -> bool:
         for name in names:
-            lines = view(sup, name).buffer.read(0).lines
+            lines = sup.buffer(name).read(0).lines
             if "ready" not in lines:
                 return False
         return True
@@ -307,7 +307,7 @@ async def test_flood_keeps_the_console_responsive(monkeypatch):
 
     monkeypatch.setattr(ProctuiApp, "tick", counted)
     async with console([flood, pyspec("calm", POLITE)]) as (app, pilot, sup):
-        await until(pilot, lambda: view(sup, "flood").buffer.total > 100_000, what="flood")
+        await until(pilot, lambda: view(sup, "flood").lines > 100_000, what="flood")
         await pilot.press("j")
         assert app.selected_view.name == "calm"
         ticks.clear()

@@ -110,7 +110,7 @@ def test_real_child_invalid_utf8_and_stderr(harness):
     )
     h = harness([pyspec("odd", code)])
     h.outcome("odd")
-    got = h.view("odd").buffer.read(0)
+    got = h.sup.buffer("odd").read(0)
     pairs = [(line, stream) for line, stream in zip(got.lines, got.streams, strict=True)
              if stream != Stream.PROCTUI]
     assert ("ok \ufffd\ufffd end", Stream.STDOUT) in pairs
@@ -150,7 +150,7 @@ def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
         wait_until(sup.all_ended, timeout=30, what="the flood to end")
         ((_, outcome),) = sup.final()
         assert outcome.text == "exited: exit code 0"
-        buf = sup.views()[0].buffer
+        buf = sup.buffer("flood")
         assert buf.total == 200000 + 2  # the lines and proctui's "started" and outcome
         got = events.get(0)
         kept = sum(len(e.lines) for e in got if isinstance(e, Output))

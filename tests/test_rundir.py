@@ -11,8 +11,8 @@ import time
 import pytest
 
 from proctui.core.events import Notice
-from proctui.core.oslayer import boot_id, read_cmdline, read_stat
 from proctui.core.outcome import OutcomeKind
+from proctui.core.procfs import boot_id, read_cmdline, read_stat
 from proctui.core.rundir import PidRecord, RunDir, RunDirError
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec, wait_until
@@ -180,17 +180,23 @@ def test_symlinked_pid_file_is_not_followed(harness, run_dir, tmp_path):
     h.wait_notice(None, "unreadable PID file: a symlink")
 
 
-def test_same_start_time_but_another_command_line_is_not_touched(harness, run_dir):
-    stranger = foreign(POLITE)
+def test_a_changed_command_line_is_a_hint_not_a_reason_to_start_a_second_copy(harness,
+                                                                              run_dir):
+    """Identity is the boot id, the start time and the group, which a process cannot
+    change; a program that re-execs or retitles itself is still the leftover."""
+    leftover = foreign(POLITE)
     try:
-        run_dir.write_pid(record_for("web", stranger.pid, cmdline=["something", "else"]))
+        run_dir.write_pid(record_for("web", leftover.pid, cmdline=["something", "else"]))
         h = harness([pyspec("web", POLITE)], run_dir=run_dir)
-        h.wait_notice(None, "now runs another command line; not touching it")
+        h.wait_notice("web (leftover)", "its command line changed since")
+        outcome = h.outcome("web (leftover)")
+        assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+        assert leftover.wait(timeout=10) == 0
         h.wait_output("web", "ready")
-        assert stranger.poll() is None
     finally:
-        stranger.kill()
-        stranger.wait()
+        if leftover.poll() is None:
+            leftover.kill()
+        leftover.wait()
 
 
 def test_pid_file_records_the_command_line_the_process_settles_on(harness, run_dir):

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.core.oslayer import read_stat
+from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind, exit_status_for
-from proctui.core.state import Phase
+from proctui.core.procfs import read_stat
 from tests.children import POLITE, SLOW, STUBBORN
 from tests.conftest import PY, DeniedOS, UnkillableOS, alive, pyspec, spec, wait_until
 
@@ -63,7 +63,7 @@ def test_extend_moves_the_deadline(harness):
     h.sup.stop("stub")
     h.wait_notice("stub", "SIGTERM sent")
     before = h.view("stub").deadline
-    assert h.sup.extend("stub").result(timeout=5) is True
+    assert h.sup.extend("stub").result(timeout=5).ok is True
     assert h.view("stub").deadline == pytest.approx(before + 1.5)
     h.wait_notice("stub", "deadline extended by 1.5s")
     outcome = h.outcome("stub")
@@ -139,18 +139,28 @@ def test_on_timeout_abandon(harness):
     assert signal.SIGKILL not in [s.signal for s in outcome.sent]
 
 
-def test_grandchild_outside_the_group_holding_stdout_does_not_keep_it_running(harness):
+def test_a_descendant_outside_the_group_keeps_the_run_open_and_is_stopped_with_it(harness):
+    """The leader exits 0, its child left the group (setsid) and lives on holding stdout:
+    the run is not over, and its stop reaches the escaped child too."""
     code = (
         "import os,time\n"
         "if os.fork() == 0:\n"
-        "    os.setsid(); time.sleep(60); os._exit(0)\n"
-        "print('parent done', flush=True)\n"
+        "    os.setsid(); print('escaped', os.getpid(), flush=True); time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3); print('parent done', flush=True)\n"
     )
     h = harness([pyspec("daemon", code)])
-    outcome = h.outcome("daemon", timeout=10)
-    assert re.fullmatch(r"exited: exit code 0; pid \d+ left behind \(outside its process "
-                        r"group\)", outcome.text), outcome.text
+    h.wait_notice("daemon", "still run; watching them")
+    escaped = int(next(x for x in h.output("daemon") if x.startswith("escaped")).split()[1])
+    view = h.view("daemon")
+    assert view.phase is Phase.RUNNING and view.outcome is None
+    assert view.escapees == (escaped,)
     assert "parent done" in h.output("daemon")
+    h.sup.stop("daemon")
+    outcome = h.outcome("daemon", timeout=10)
+    assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+    assert re.fullmatch(r"stopped after \d+\.\ds: exit code 0", outcome.text), outcome.text
+    assert not alive(escaped)
 
 
 def test_grandchild_in_the_group_holding_stdout_is_stopped(harness):

@@ -12,7 +12,6 @@ import time
 from collections.abc import Sequence
 
 from proctui.config import ProcessSpec
-from proctui.core.outcome import exit_status_for
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 
@@ -25,7 +24,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 stop_after: float | None = None) -> int:
     """Open the console on ``specs``; returns proctui's exit status once all have ended."""
     from proctui.console.app import ProctuiApp
-    from proctui.headless import Printer, summary_lines, use_colour
+    from proctui.core.report import summary_lines
+    from proctui.headless import Printer, use_colour
 
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
@@ -49,7 +49,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             time.sleep(FALLBACK_POLL)
         if console_done.wait(HANGUP_GRACE):
             return
-        status = exit_status_for([o for _, o in sup.outcomes()])
+        status = sup.exit_status()
         with contextlib.suppress(Exception):
             if run_dir is not None:
                 run_dir.close()
@@ -71,10 +71,12 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 while not sup.all_ended():
                     time.sleep(FALLBACK_POLL)
         printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
-        for line in summary_lines(sup):
+        for line in summary_lines(sup.final(), sup.views(), sup.strays()):
             printer.say(line)
-        printer.flush()
-        return exit_status_for([o for _, o in sup.outcomes()])
+        if sup.crash:
+            printer.say(f"internal error: {sup.crash}")
+        printer.finish(2.0)
+        return sup.exit_status()
     finally:
         sup.close()
         for sig, handler in previous.items():

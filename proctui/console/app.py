@@ -20,10 +20,10 @@ from textual.widgets import Footer, Input, Static
 
 from proctui.console.screens import AskScreen, ConfirmScreen, Decision, HelpScreen
 from proctui.console.widgets import ProcessPane, ProcessTable, Row, ShutdownPanel
+from proctui.core.machine import Phase
 from proctui.core.outcome import seconds
-from proctui.core.state import Phase, ProcessView
 from proctui.core.supervisor import Supervisor
-from proctui.core.usage import Usage, UsageSampler
+from proctui.core.view import ProcessView, Usage
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
 USAGE_EVERY = 1.0
@@ -81,7 +81,7 @@ class ProctuiApp(App[None]):
         self.stop_after = stop_after
         self.sup = supervisor
         self.clock = clock
-        self.usage = usage or UsageSampler().sample
+        self.usage = usage  # a test's fixed figures; else the core's, in each view
         self.hint = hint
         self.refresh_hz = refresh_hz
         self.views: list[ProcessView] = supervisor.views()
@@ -89,7 +89,7 @@ class ProctuiApp(App[None]):
         self.grid = False
         self.quitting = False
         self.hangup: str | None = None
-        self._seen: dict[str, int] = {v.name: v.buffer.total for v in self.views}
+        self._seen: dict[str, int] = {v.name: v.lines for v in self.views}
         self._active: set[str] = set()
         self._asked: set[tuple[str, float | None]] = set()
         self._usage: dict[int, Usage] = {}
@@ -105,7 +105,7 @@ class ProctuiApp(App[None]):
             yield Static(self.hint, id="hint", markup=False)
         with Container(id="panes"):
             for view in self.views:
-                pane = ProcessPane(view.name, view.buffer, classes="pane")
+                pane = ProcessPane(view.name, self.sup.buffer(view.name), classes="pane")
                 self.panes[view.name] = pane
                 yield pane
         yield ShutdownPanel(id="shutdown")
@@ -123,7 +123,10 @@ class ProctuiApp(App[None]):
         self.tick()
         self.set_interval(1 / self.refresh_hz, self.tick)
         self.sample_usage()
-        self.set_interval(USAGE_EVERY, self.sample_usage)
+        if self.usage is not None:
+            self.set_interval(USAGE_EVERY, self.sample_usage)
+        else:
+            self.sup.want_usage(True)
         if self.stop_after is not None:
             self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
                 f"--stop-after {self.stop_after:g}s"))
@@ -142,12 +145,13 @@ class ProctuiApp(App[None]):
         now = self.clock()
         self.views = views = self.sup.views()
         for view in views:
-            total = view.buffer.total
+            total = view.lines
             if total != self._seen.get(view.name):
                 self._seen[view.name] = total
                 if self.views[self.selected].name != view.name:
                     self._active.add(view.name)
-        rows = [Row(v, self._usage.get(v.pgid) if v.pgid else None, v.name in self._active)
+        rows = [Row(v, self._usage.get(v.pgid) if self.usage and v.pgid else v.usage,
+                    v.name in self._active)
                 for v in views]
         self._table.update_rows(rows, self.selected, now)
         for view in views:
@@ -166,8 +170,9 @@ class ProctuiApp(App[None]):
             self.exit()
 
     def sample_usage(self) -> None:
-        pgids = [v.pgid for v in self.views if v.pgid and v.phase is not Phase.ENDED]
-        self._usage = self.usage(pgids)
+        if self.usage is not None:
+            pgids = [v.pgid for v in self.views if v.pgid and v.phase is not Phase.ENDED]
+            self._usage = self.usage(pgids)
 
     def _ask_decisions(self, views: list[ProcessView], now: float) -> None:
         if len(self.screen_stack) > 1:
@@ -350,7 +355,7 @@ class ProctuiApp(App[None]):
         self.selected_pane.output.page(direction)
 
     def action_clear(self) -> None:
-        self.selected_view.buffer.clear()
+        self.sup.clear_output(self.selected_view.name)
         self.selected_pane.output.end()
 
     def action_help(self) -> None:
@@ -379,7 +384,7 @@ class ProctuiApp(App[None]):
             output.current_match = None
             output.update_rows()
             return
-        got = self.selected_view.buffer.read(0)
+        got = self.sup.buffer(self.selected_view.name).read(0)
         needle = term.lower()
         self._matches = [got.first + i for i, line in enumerate(got.lines)
                          if needle in line.lower()]

@@ -6,13 +6,15 @@ it is only ever put into ``rich.text.Text`` objects, never parsed as markup.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from rich.text import Text
 
+from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind, seconds
-from proctui.core.state import Phase, ProcessView
+from proctui.core.report import action_words
+from proctui.core.text import clean
+from proctui.core.view import ProcessView
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,7 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
     phase = view.phase
     if not phase.stopping:
         return None
-    sig = view.stop_signal_name
+    sig = view.stop_signal
     if phase is Phase.KILLING:
         start = view.kill_sent_at or now
         if view.deadline is None:
@@ -90,8 +92,7 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
         return Countdown(f"{ago} · waiting without a deadline", "no deadline", None)
     left = max(0.0, view.deadline - now)
     total = max(view.deadline - start, 1e-9)
-    action = {"SIGKILL": "SIGKILL", "abandon": "abandon", "decision": "decision"}.get(
-        view.deadline_action, view.deadline_action)
+    action = action_words(view)
     return Countdown(f"{ago} · {action} in {seconds(left)}", f"{action} in {seconds(left)}",
                      left / total)
 
@@ -129,25 +130,6 @@ def memory(value: int) -> str:
                 f"{value:.1f}{unit}"
         value /= 1024  # type: ignore[assignment]
     return f"{value}G"
-
-
-# Escape sequences that are not colours (cursor moves, OSC titles and links, ...), and
-# control characters other than tab and the SGR introducer.
-_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
-_NON_SGR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-ln-~]|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]"
-                      r"|\x1b(?!\[)")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
-
-
-def clean(line: str) -> str:
-    """Keep SGR colours; drop every other escape sequence and control character."""
-    if "\x1b" in line:
-        line = _NON_SGR.sub("", _OSC.sub("", line))
-    if _CONTROL.search(line):
-        line = _CONTROL.sub("", line)
-    if "\t" in line:
-        line = line.expandtabs(8)
-    return line
 
 
 def ansi_text(line: str, style: str = "") -> Text:

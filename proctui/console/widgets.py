@@ -17,8 +17,8 @@ from textual.widget import Widget
 
 from proctui.console.render import Countdown, ansi_text, bar, countdown, duration, look, memory
 from proctui.core.lines import OutputBuffer, Stream
-from proctui.core.state import Phase, ProcessView
-from proctui.core.usage import Usage
+from proctui.core.machine import Phase
+from proctui.core.view import ProcessView, Usage
 
 _STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold cyan"}
 

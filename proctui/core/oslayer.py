@@ -1,91 +1,105 @@
 """The one place that talks to the OS about processes that already exist.
 
-Everything the stop sequence needs from the OS goes through ``OSLayer``, so tests can
-inject what the OS will not do on demand (an unkillable process, EPERM as root), and a
-port to another OS changes this module only.
+Signals, pidfds, reaping, group liveness and process-table scans all go through
+``OSLayer``, so tests can inject what the OS will not do on demand (an unkillable
+process, EPERM as root), and a port to another OS changes this module (and procfs.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
-import sys
-from dataclasses import dataclass
-from enum import Enum
+import signal
+import time
 
-_STATE_NAMES = {
-    "R": "running",
-    "S": "sleeping",
-    "D": "disk-sleep",
-    "Z": "zombie",
-    "T": "stopped",
-    "t": "tracing-stop",
-    "X": "dead",
-    "x": "dead",
-    "I": "idle",
-    "P": "parked",
-    "W": "paging",
-}
+from proctui.core import procfs
+from proctui.core.outcome import ExitStatus
+from proctui.core.procfs import HAVE_PROC, ProcStat, ProcTable
 
-HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
-
-
-@dataclass(frozen=True, slots=True)
-class ProcStat:
-    pid: int
-    state: str  # one letter, as in /proc/PID/stat
-    ppid: int
-    pgid: int
-    start_ticks: int  # clock ticks after boot; with the boot id, a process's identity
-
-
-def read_stat(pid: int) -> ProcStat | None:
-    """/proc/PID/stat, or None when there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except (FileNotFoundError, ProcessLookupError, NotADirectoryError):
-        return None
-    except PermissionError:
-        return None
-    # The command name may contain spaces and ")"; the fields start after the last ")".
-    rest = raw[raw.rindex(b")") + 2 :].split()
-    return ProcStat(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[19]))
-
-
-def read_cmdline(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
-
-
-def boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def state_name(letter: str) -> str:
-    return _STATE_NAMES.get(letter, letter)
-
-
-def _all_pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+PR_SET_CHILD_SUBREAPER = 36
+SCAN_MAX_AGE = 0.05  # seconds a scan is reused: many runs ending at once share one
 
 
 class OSLayer:
-    """Signals and liveness of process groups. Subclass to fake what the OS won't do."""
+    """Signals, liveness and scans. Subclass to fake what the OS won't do."""
+
+    def __init__(self) -> None:
+        self.subreaper = False
+        self._tree: tuple[float, ProcTable] | None = None
+        self._all: tuple[float, ProcTable] | None = None
+
+    # -- this process ------------------------------------------------------------------
+
+    def become_subreaper(self) -> bool:
+        """Orphaned descendants (a daemon's double fork) are re-parented to proctui, not
+        to init: nothing a process starts can leave proctui's sight."""
+        if not HAVE_PROC:
+            return False
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            self.subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            self.subreaper = False
+        return self.subreaper
+
+    # -- signals -----------------------------------------------------------------------
 
     def signal_group(self, pgid: int, sig: int) -> None:
         """Send ``sig`` to every process in the group. Raises ProcessLookupError when the
         group is empty, PermissionError (or another OSError) when the OS refuses."""
         os.killpg(pgid, sig)
 
-    def group_alive(self, pgid: int) -> bool:
+    def signal_pidfd(self, pidfd: int, sig: int) -> None:
+        """Signal one process held by a pidfd: safe against pid reuse."""
+        signal.pidfd_send_signal(pidfd, sig)
+
+    def pidfd_open(self, pid: int) -> int | None:
+        """A pidfd for ``pid``, None if it is gone; raises OSError when pidfds are missing
+        or the table is full."""
+        try:
+            return os.pidfd_open(pid)
+        except ProcessLookupError:
+            return None
+
+    def reap(self, pid: int) -> ExitStatus | None:
+        """The exit status of our child ``pid`` once it has ended, else None."""
+        try:
+            wpid, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return ExitStatus(known=False)
+        if wpid != pid:
+            return None
+        return ExitStatus.from_wait_status(status)
+
+    # -- looking -----------------------------------------------------------------------
+
+    def descendants(self, max_age: float = SCAN_MAX_AGE) -> ProcTable:
+        """Every descendant of proctui (orphans included, being re-parented to us)."""
+        now = time.monotonic()
+        if self._tree is None or now - self._tree[0] > max_age:
+            self._tree = (now, procfs.scan_tree([os.getpid()]))
+        return self._tree[1]
+
+    def everything(self, max_age: float = SCAN_MAX_AGE) -> ProcTable:
+        now = time.monotonic()
+        if self._all is None or now - self._all[0] > max_age:
+            self._all = (now, procfs.scan_all())
+        return self._all[1]
+
+    def forget_scans(self) -> None:
+        self._tree = self._all = None
+
+    def read_stat(self, pid: int) -> ProcStat | None:
+        return procfs.read_stat(pid)
+
+    def read_cmdline(self, pid: int) -> list[str] | None:
+        return procfs.read_cmdline(pid)
+
+    def has_env(self, pid: int, name: str, value: str) -> bool:
+        return procfs.has_env(pid, name, value)
+
+    def group_alive(self, pgid: int, ours: bool = True) -> bool:
         """Is any member of the group still running? Zombies do not count: they are
         dead, only not yet reaped (and PID 1 here does not always reap them)."""
         try:
@@ -96,72 +110,32 @@ class OSLayer:
             pass
         if not HAVE_PROC:
             return True
-        leader = read_stat(pgid)
-        if leader is not None and leader.pgid == pgid and leader.state not in "ZXx":
+        leader = procfs.read_stat(pgid)
+        if leader is not None and leader.pgid == pgid and leader.live:
             return True
-        return bool(self.group_members(pgid))
+        return bool(self.group_members(pgid, ours))
 
-    def group_members(self, pgid: int) -> list[ProcStat]:
-        """Live (non-zombie) members of the group, leader first if it is among them."""
+    def group_members(self, pgid: int, ours: bool = True,
+                      max_age: float = SCAN_MAX_AGE) -> list[ProcStat]:
+        """Live (non-zombie) members of the group, leader first if it is among them. Our
+        own groups are all inside proctui's tree (it is their subreaper); a leftover's
+        group needs the whole table."""
         if not HAVE_PROC:
             return []
-        leader = read_stat(pgid)
-        members = []
-        if leader is not None and leader.pgid == pgid and leader.state not in "ZXx":
-            members.append(leader)
-        for pid in _all_pids():
-            if pid == pgid:
-                continue
-            st = read_stat(pid)
-            if st is not None and st.pgid == pgid and st.state not in "ZXx":
-                members.append(st)
-        return members
+        table = self.descendants(max_age) if ours and self.subreaper else \
+            self.everything(max_age)
+        return table.members(pgid)
 
-    def processes_with_env(self, name: str, value: str) -> list[int]:
-        """Live processes whose environment holds ``name=value``: every descendant of a
-        run carries its token, even one that left the process group (setsid)."""
-        if not HAVE_PROC:
-            return []
-        needle = f"{name}={value}".encode()
-        found = []
-        for pid in _all_pids():
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    if needle not in f.read().split(b"\0"):
-                        continue
-            except OSError:
-                continue
-            st = read_stat(pid)
-            if st is not None and st.state not in "ZXx":
-                found.append(pid)
-        return found
-
-    def identify(self, pid: int, boot: str, start_ticks: int, cmdline: list[str]) -> Identity:
-        return identify(pid, boot, start_ticks, cmdline)
-
-    def describe(self, pgid: int) -> str:
+    def describe(self, pgid: int, ours: bool = True) -> str:
         """A word for what the group's first live member is doing (e.g. disk-sleep)."""
-        members = self.group_members(pgid)
-        if not members:
-            return "gone"
-        return state_name(members[0].state)
+        members = self.group_members(pgid, ours, max_age=0)
+        return procfs.state_name(members[0].state) if members else "gone"
 
-
-class Identity(Enum):
-    SAME = "same"  # the very process the PID file describes
-    GONE = "gone"  # no such process any more
-    OTHER = "other"  # the PID now belongs to another process
-    CHANGED = "changed"  # started at the recorded instant, but runs another command line
-
-
-def identify(pid: int, boot: str, start_ticks: int, cmdline: list[str]) -> Identity:
-    """Is ``pid`` still the process that was recorded? A PID is reused; the boot id and
-    the start time in clock ticks together are not, and the command line must agree."""
-    st = read_stat(pid)
-    if st is None or st.state in "ZXx":
-        return Identity.GONE
-    if boot != boot_id() or st.start_ticks != start_ticks:
-        return Identity.OTHER
-    if read_cmdline(pid) != cmdline:
-        return Identity.CHANGED
-    return Identity.SAME
+    def reap_orphans(self, table: ProcTable, keep: set[int]) -> None:
+        """Reap zombie children of ours that nobody else waits for (orphans re-parented
+        to us, drainers); ``keep`` are the pids whose status a run still wants."""
+        me = os.getpid()
+        for st in list(table.stats.values()):
+            if st.ppid == me and not st.live and st.pid not in keep:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(st.pid, os.WNOHANG)

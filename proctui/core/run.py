@@ -1,8 +1,8 @@
-"""One run of one process: spawn, pump its output, watch its group, stop it.
+"""One run of one process: spawn it, watch its group, carry out the stop machine's effects.
 
-Runs on the core's own asyncio loop. The exit is taken from the process itself (a pidfd
-on Linux), never from pipe EOF: a grandchild holding stdout must not keep a dead process
-"running". A run is over when its whole process group is gone.
+Runs on the core's own asyncio loop. The leader's exit is taken from a pidfd, never from
+pipe EOF (a grandchild holding stdout must not keep a dead process "running"). A run is
+over when its whole process group is gone, and every descendant that left the group too.
 """
 
 from __future__ import annotations
@@ -10,126 +10,111 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable
-from pathlib import Path
+from collections import deque
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from proctui.config import OnTimeout, ProcessSpec
-from proctui.core.lines import LineSplitter, OutputBuffer, Stream
-from proctui.core.oslayer import OSLayer, read_cmdline, read_stat
+from proctui.config import ProcessSpec
+from proctui.core import machine as m
+from proctui.core.lines import OutputBuffer
+from proctui.core.machine import Phase, Policy
+from proctui.core.oslayer import OSLayer
 from proctui.core.outcome import (
+    EndKind,
     ExitStatus,
     Outcome,
-    OutcomeKind,
+    Reason,
+    RunRecord,
     Sent,
-    seconds,
-    setting,
-    signal_name,
+    Who,
+    describe,
+    pids_phrase,
 )
-from proctui.core.state import Action, Phase
+from proctui.core.pipes import Pipes
+from proctui.core.procfs import ProcStat
 
 RUN_TOKEN_VAR = "PROCTUI_RUN"  # set in each child's environment, one value per run
-PIPE_SIZE = 1 << 20  # fewer wake-ups under a flood, and more slack before a child blocks
-READ_SIZE = 1 << 18  # per wake-up: small enough that a flood cannot hold off a deadline
-GROUP_POLL_STOPPING = 0.05  # seconds between group checks once the leader is gone
-GROUP_POLL_IDLE = 1.0
-FD_RETRIES = 30  # times GROUP_POLL_IDLE: how long a lack of file descriptors is waited out
-DRAIN_GRACE = 1.0  # how long to keep reading pipes after the group is gone
+POLL_STOPPING = 0.05  # seconds between group checks once the leader is gone
+POLL_IDLE = 1.0
+POLL_NO_PIDFD = 0.1  # watching the leader without a pidfd (out of descriptors)
+FD_RETRIES = 30  # times POLL_IDLE: how long a lack of file descriptors is waited out
 
-_GONE = "gone"
-# Keeps the pipes of a process left running open after proctui exits (see
-# Run.hand_over_output). Writes at most 16 MB, then discards.
-_DRAINER = """
-import os, select, sys
-path, fds = sys.argv[1], [int(a) for a in sys.argv[2:]]
-room = 16 << 20
-try:
-    out = open(path, "ab")
-except OSError:
-    out = None
-while fds:
-    for fd in select.select(fds, [], [])[0]:
-        data = os.read(fd, 65536)
-        if not data:
-            fds.remove(fd)
-        elif out is not None and room > 0:
-            out.write(data[:room]); out.flush(); room -= len(data)
-"""
-_DEADLINE = "deadline"
+
+class Host(Protocol):
+    """What a run needs from its supervisor."""
+
+    os: OSLayer
+
+    def notice(self, run: Run, text: str) -> None: ...
+    def output(self, run: Run, stream: int, lines: list[str]) -> None: ...
+    def changed(self, run: Run) -> None: ...
+    def ended(self, run: Run, outcome: Outcome) -> None: ...
+    def escapees_of(self, run: Run) -> list[ProcStat]: ...
+    def members_changed(self, run: Run) -> None: ...
+
+
+@dataclass(slots=True)
+class Escapee:
+    pid: int
+    start_ticks: int
+    pgid: int
+    pidfd: int | None
+    alive: bool = True
 
 
 class Run:
     """A spawned (or adopted) process group and its stop sequence."""
 
-    def __init__(
-        self,
-        spec: ProcessSpec,
-        name: str,
-        os_layer: OSLayer,
-        buffer: OutputBuffer,
-        notify: Callable[[str], None],
-        output: Callable[[int, list[str]], None] | None,
-        on_end: Callable[[Run, Outcome], None],
-        interactive: bool,
-    ) -> None:
+    def __init__(self, spec: ProcessSpec, name: str, host: Host, buffer: OutputBuffer,
+                 interactive: bool) -> None:
         self.spec = spec
         self.name = name
-        self.os = os_layer
+        self.host = host
+        self.os = host.os
         self.buffer = buffer
-        self._notify = notify
-        self._output = output
-        self._on_end = on_end
-        self.interactive = interactive
         self.loop = asyncio.get_running_loop()
-
+        self.token = uuid.uuid4().hex  # inherited by every descendant
         self.pid: int | None = None
         self.pgid: int | None = None
+        self.start_ticks: int | None = None
         self.popen: subprocess.Popen[bytes] | None = None
         self.leftover = False
         self.started_at: float | None = None  # monotonic
         self.ended_at: float | None = None
         self.exit: ExitStatus | None = None
-        self.phase = Phase.STARTING
-        self.deadline: float | None = None
-        self.stop_requested_at: float | None = None
-        self.kill_sent_at: float | None = None
-        self.kill_reason = ""
-        self.timeout_total = 0.0  # the stop timeout, with every extension added
-        self.extended = 0.0
+        self.state = m.initial(Policy(
+            stop_signal=spec.stop_signal, stop_timeout=spec.stop_timeout,
+            kill_timeout=spec.kill_timeout, on_timeout=spec.on_timeout,
+            interactive=interactive, max_stop_time=spec.max_stop_time))
         self.sent: list[Sent] = []
+        self.kill_reached: tuple[int, ...] | None = None
+        self.escapees: dict[int, Escapee] = {}
         self.outcome: Outcome | None = None
-
-        self._gone = asyncio.Event()
-        self._wake = asyncio.Event()
-        self._pending: Action | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._stop_task: asyncio.Task[None] | None = None
-        self._pipes: dict[int, tuple[int, LineSplitter]] = {}
-        self._wake_watch: asyncio.Event | None = None
-        # Inherited by every descendant: finds the ones that leave the process group.
-        self.token = uuid.uuid4().hex
-        self.left_behind: tuple[int, ...] = ()
+        self.pipes = Pipes(self.loop, buffer, spec.max_line_length,
+                           lambda stream, lines: host.output(self, stream, lines))
+        self._pidfd: int | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._poll: asyncio.TimerHandle | None = None
+        self._events: deque[m.Event] = deque()
+        self._feeding = False
+        self._fd_failures = 0
+        self._said_escapees = False
 
     # -- starting ---------------------------------------------------------------------
 
     def spawn(self) -> bool:
         """Start the process. False (with a failed-to-start outcome) when it cannot be."""
         spec = self.spec
-        fds: list[int] = []
         try:
-            r_out, w_out = os.pipe2(os.O_CLOEXEC)
-            fds += [r_out, w_out]
-            r_err, w_err = os.pipe2(os.O_CLOEXEC)
-            fds += [r_err, w_err]
-            for w in (w_out, w_err):
-                with contextlib.suppress(OSError, AttributeError):
-                    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            w_out, w_err = self.pipes.create()
+        except OSError as e:
+            return self._failed_to_start(e)
+        try:
             env = spec.environ()
             env[RUN_TOKEN_VAR] = self.token
             self.popen = subprocess.Popen(
@@ -137,484 +122,349 @@ class Run:
                 stdout=w_out, stderr=w_err, start_new_session=True, close_fds=True,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as e:
-            for fd in fds:
-                os.close(fd)
-            self.started_at = self.ended_at = time.monotonic()
-            self._finish(OutcomeKind.FAILED_TO_START, f"failed to start: {e}")
-            return False
-        os.close(w_out)
-        os.close(w_err)
+            self.pipes.close()
+            return self._failed_to_start(e)
+        finally:
+            for fd in (w_out, w_err):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self.started_at = time.monotonic()
         self.pid = self.pgid = self.popen.pid  # own session: the group id is the pid
-        self.phase = Phase.RUNNING
-        for fd, stream in ((r_out, Stream.STDOUT), (r_err, Stream.STDERR)):
-            os.set_blocking(fd, False)
-            self._pipes[fd] = (stream, LineSplitter(spec.max_line_length))
-            self.loop.add_reader(fd, self._on_readable, fd)
-        self._start_task(self._watch())
+        self._set_policy_pgid()
+        st = self.os.read_stat(self.pid)
+        self.start_ticks = st.start_ticks if st is not None else None
+        self.pipes.start()
+        self._watch_leader()
         return True
 
-    def adopt(self, pid: int, pgid: int) -> None:
+    def _failed_to_start(self, e: BaseException) -> bool:
+        self.started_at = self.ended_at = time.monotonic()
+        self.state = m.StopState(self.state.policy, phase=Phase.ENDED,
+                                 end=EndKind.FAILED_TO_START, error=str(e))
+        self._conclude(EndKind.FAILED_TO_START)
+        return False
+
+    def adopt(self, pid: int, pgid: int, start_ticks: int,
+              escapees: list[ProcStat] = ()) -> None:  # type: ignore[assignment]
         """Take over a leftover from an earlier run: not our child, no pipes."""
         self.leftover = True
-        self.pid, self.pgid = pid, pgid
+        self.pid, self.pgid, self.start_ticks = pid, pgid, start_ticks
+        self._set_policy_pgid()
         self.started_at = time.monotonic()
-        self.phase = Phase.RUNNING
-        self._start_task(self._watch())
+        for st in escapees:
+            self._track(st)
+        self._watch_leader()
 
-    def identity(self) -> tuple[int, list[str]] | None:
-        """(start ticks, cmdline) of the leader, read from /proc, for its PID file."""
-        if self.pid is None:
-            return None
+    def _set_policy_pgid(self) -> None:
+        self.state = replace(self.state, policy=replace(self.state.policy, pgid=self.pgid))
+
+    # -- the one way in: events to the machine, effects out ------------------------------
+
+    def feed(self, event: m.Event) -> None:
+        self._events.append(event)
+        if self._feeding:
+            return  # an effect fed back an event: handled after the current one
+        self._feeding = True
         try:
-            st = read_stat(self.pid)
-            cmdline = read_cmdline(self.pid)
-        except OSError:  # e.g. out of file descriptors: no PID file this time
-            return None
-        if st is None or cmdline is None:
-            return None
-        return st.start_ticks, cmdline
-
-    def _start_task(self, coro) -> asyncio.Task[None]:  # type: ignore[no-untyped-def]
-        task = self.loop.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    # -- output -----------------------------------------------------------------------
-
-    def _on_readable(self, fd: int) -> None:
-        self._read_once(fd)
-
-    def _read_once(self, fd: int) -> int:
-        """One read from a pipe into the buffer (and the event queue). Returns the bytes
-        read, 0 at EOF (the pipe is then closed), -1 when it is empty for now."""
-        stream, splitter = self._pipes[fd]
-        try:
-            data = os.read(fd, READ_SIZE)
-        except BlockingIOError:
-            return -1
-        except OSError:
-            data = b""
-        if data:
-            lines = splitter.feed(data)
-        else:
-            lines = splitter.finish()
-            self._close_pipe(fd)
-        self._deliver(stream, lines, splitter.partial)
-        return len(data)
-
-    def _deliver(self, stream: int, lines: list[str], partial: str) -> None:
-        self.buffer.append(stream, lines, partial)
-        if lines and self._output is not None:
-            self._output(stream, lines)
-
-    def _read_what_is_there(self, limit: int = 64 << 20) -> None:
-        """Read every pipe until it is empty for now (or ``limit`` bytes in all)."""
-        budget = limit
-        for fd in list(self._pipes):
-            while fd in self._pipes and budget > 0:
-                got = self._read_once(fd)
-                if got < 0:
-                    break
-                budget -= got
-
-    def _close_pipe(self, fd: int) -> None:
-        if self._pipes.pop(fd, None) is not None:
-            self.loop.remove_reader(fd)
-            os.close(fd)
-
-    def _drain_and_close(self) -> None:
-        """Read what is left, then close the pipes even if someone still holds them."""
-        self._read_what_is_there()
-        for fd in list(self._pipes):
-            stream, splitter = self._pipes[fd]
-            lines = splitter.finish()
-            self._close_pipe(fd)
-            self._deliver(stream, lines, "")
-
-    def hand_over_output(self, log: Path | None) -> int | None:
-        """proctui is exiting and this process was left running (abandoned, unkillable):
-        if its pipes just closed, its next write would kill it (SIGPIPE) or fail. Hand
-        them to a small drainer, in its own session, that appends what comes to ``log``
-        and ends by itself at EOF, when the process does. Returns the drainer's pid."""
-        if not self._pipes:
-            return None
-        fds = list(self._pipes)
-        for fd in fds:
-            self.loop.remove_reader(fd)
-            os.set_blocking(fd, True)
-        try:
-            drainer = subprocess.Popen(
-                [sys.executable, "-c", _DRAINER, str(log) if log else os.devnull,
-                 *map(str, fds)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, pass_fds=fds, start_new_session=True,
-            )
-        except OSError:
-            return None
+            while self._events:
+                self.state, effects = m.step(self.state, self._events.popleft())
+                for effect in effects:
+                    self._apply(effect)
         finally:
-            for fd in fds:
-                self._pipes.pop(fd, None)
-                os.close(fd)
-        # Not ours to wait for after we exit; reap it if it ends while we still run.
-        drainer.returncode = 0
-        return drainer.pid
+            self._feeding = False
+        self.host.changed(self)
+
+    def _apply(self, effect: m.Effect) -> None:
+        if isinstance(effect, m.Send):
+            self._send(effect.sig, effect.reason)
+        elif isinstance(effect, m.Arm):
+            self._arm(effect.deadline)
+        elif isinstance(effect, m.Say):
+            self.host.notice(self, effect.text)
+        elif isinstance(effect, m.Finish):
+            self._conclude(effect.end)
+
+    def _arm(self, deadline: float | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            # The loop's clock is time.monotonic(), the machine's clock too.
+            self._timer = self.loop.call_at(deadline, self._on_deadline)
+
+    def _on_deadline(self) -> None:
+        self._timer = None
+        # A SIGKILL due now is sent from right here, in this callback: under a flood,
+        # waking a task first would cost another pass over every busy pipe.
+        self.feed(m.DeadlineReached(time.monotonic()))
+
+    # -- commands ---------------------------------------------------------------------
+
+    def request_stop(self, watchdog_sec: float | None = None) -> None:
+        if self.state.phase is Phase.RUNNING:
+            self._find_escapees()  # so that the stop signal reaches them too
+        self.feed(m.StopRequested(time.monotonic(), watchdog_sec))
+
+    def kill(self) -> None:
+        if self.state.phase is Phase.RUNNING:
+            self._find_escapees()
+        self.feed(m.KillRequested(time.monotonic()))
+
+    def abandon(self) -> None:
+        self.feed(m.AbandonRequested(time.monotonic()))
+
+    def wait_forever(self) -> None:
+        self.feed(m.WaitRequested(time.monotonic()))
+
+    def extend(self, by: float, who: Who = Who.OPERATOR) -> bool:
+        before = self.state.deadline
+        self.feed(m.ExtendRequested(time.monotonic(), by, who))
+        return self.state.deadline != before
+
+    def set_interactive(self, interactive: bool) -> None:
+        self.feed(m.InteractiveChanged(time.monotonic(), interactive))
+
+    @property
+    def live(self) -> bool:
+        return self.outcome is None and self.state.phase.live
+
+    # -- signals ----------------------------------------------------------------------
+
+    def _send(self, sig: int, reason: Reason) -> None:
+        assert self.pgid is not None
+        now = time.monotonic()
+        if sig == signal.SIGKILL:
+            self.kill_reached = tuple(self._live_pids())
+        reached = True
+        try:
+            self.os.signal_group(self.pgid, sig)
+        except ProcessLookupError:
+            reached = False  # nothing left in the group: it ended just now
+        except OSError as e:
+            if reason is not Reason.CONTINUE:
+                self.feed(m.SignalFailed(now, sig, f"{e}"))
+            return
+        for esc in self.escapees.values():
+            if esc.alive and esc.pidfd is not None:
+                try:
+                    self.os.signal_pidfd(esc.pidfd, sig)
+                    reached = True
+                except ProcessLookupError:
+                    esc.alive = False
+                except OSError as e:
+                    self.host.notice(self, f"cannot signal pid {esc.pid} (outside its group): "
+                                           f"{e}")
+        if reached:
+            self.sent.append(Sent(sig, now - (self.started_at or now), reason))
+        if reason is Reason.STOP_REQUEST or sig == signal.SIGKILL:
+            self._schedule_check(POLL_STOPPING)
+
+    def _live_pids(self) -> list[int]:
+        """Group members and escapees alive right now (fresh reads, not a cached scan:
+        what the SIGKILL is about to reach decides how the run is worded)."""
+        assert self.pgid is not None
+        pids = []
+        for st in self.os.group_members(self.pgid, ours=not self.leftover):
+            fresh = self.os.read_stat(st.pid)
+            if fresh is not None and fresh.live and fresh.pgid == self.pgid:
+                pids.append(st.pid)
+        leader = self.os.read_stat(self.pgid)
+        if leader is not None and leader.live and leader.pgid == self.pgid \
+                and self.pgid not in pids:
+            pids.insert(0, self.pgid)
+        pids += [e.pid for e in self.escapees.values() if e.alive]
+        return pids
 
     # -- watching ---------------------------------------------------------------------
 
-    async def _watch(self) -> None:
+    def _watch_leader(self) -> None:
+        assert self.pid is not None
         try:
-            await self._wait_leader()
-            while await self._group_alive():
-                if self.outcome is not None:
-                    return  # abandoned or given up: stop watching
-                poll = GROUP_POLL_IDLE if self.stop_requested_at is None else GROUP_POLL_STOPPING
-                self._wake_watch = asyncio.Event()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake_watch.wait(), poll)
-        except OSError as e:
-            if self.outcome is None:
-                self.ended_at = time.monotonic()
-                self._finish(OutcomeKind.WAIT_FAILED, f"wait failed: {e}")
-            return
+            self._pidfd = self.os.pidfd_open(self.pid)
+        except OSError:
+            self._pidfd = -1  # out of descriptors, or no pidfds here: poll instead
+        if self._pidfd is None:
+            self._leader_ended()  # already gone
+        elif self._pidfd < 0:
+            self._schedule_leader_poll()
+        else:
+            self.loop.add_reader(self._pidfd, self._on_leader_exit)
+
+    def _schedule_leader_poll(self) -> None:
+        self.loop.call_later(POLL_NO_PIDFD, self._poll_leader)
+
+    def _poll_leader(self) -> None:
         if self.outcome is not None:
             return
-        self.ended_at = time.monotonic()
-        if not self.leftover:
-            self.left_behind = tuple(self.os.processes_with_env(RUN_TOKEN_VAR, self.token))
-        self._gone.set()
-        self._wake.set()
-        # Output still in the pipes belongs before the outcome: read all that is there
-        # now (the writers are gone, so it is finite), then close them a little later.
-        if self._pipes:
-            self.loop.call_later(DRAIN_GRACE, self._drain_and_close)
-            self._read_what_is_there()
-        if self._stop_task is None:
-            self._finish(OutcomeKind.EXITED, f"exited: {self._status_text()}")
+        assert self.pid is not None
+        if self.leftover:
+            st = self.os.read_stat(self.pid)
+            if st is not None and st.live and st.start_ticks == self.start_ticks:
+                self._schedule_leader_poll()
+                return
+        elif self.os.reap(self.pid) is None:
+            self._schedule_leader_poll()
+            return
+        self._leader_ended()
 
-    async def _group_alive(self) -> bool:
-        """Ask the OS layer; out of file descriptors (EMFILE) is a passing state of the
-        machine, not an answer: try again for a while before calling it a failure."""
-        for attempt in range(FD_RETRIES):
-            try:
-                return self.os.group_alive(self.pgid)  # type: ignore[arg-type]
-            except OSError as e:
-                if e.errno not in (errno.EMFILE, errno.ENFILE) or attempt == FD_RETRIES - 1:
-                    raise
-                await asyncio.sleep(GROUP_POLL_IDLE)
-        raise AssertionError("unreachable")
+    def _on_leader_exit(self) -> None:
+        if self._pidfd is not None and self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+        self._pidfd = None
+        self._leader_ended()
 
-    async def _wait_leader(self) -> None:
-        pid = self.pid
-        assert pid is not None
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            pidfd = None
+    def _leader_ended(self) -> None:
+        assert self.pid is not None
+        if self.exit is None:
             if self.leftover:
                 self.exit = ExitStatus(known=False)
-                return
-        except (AttributeError, OSError):
-            pidfd = -1  # no pidfd on this system: poll
-        if pidfd is not None and pidfd >= 0:
-            done = self.loop.create_future()
-            self.loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
-            try:
-                await done
-            finally:
-                self.loop.remove_reader(pidfd)
-                os.close(pidfd)
-        if self.leftover:
-            while pidfd == -1:
-                st = read_stat(pid)
-                if st is None or st.state in "ZXx":
-                    break
-                await asyncio.sleep(GROUP_POLL_STOPPING)
-            self.exit = ExitStatus(known=False)
+            else:
+                self.exit = self.os.reap(self.pid) or ExitStatus(known=False)
+                if self.popen is not None and self.exit.known:
+                    # Keep subprocess from ever waiting on this pid again.
+                    self.popen.returncode = self.exit.code if self.exit.code is not None \
+                        else -int(self.exit.signal or 0)
+        self._check_gone()
+
+    def _schedule_check(self, delay: float) -> None:
+        if self.exit is None or self.outcome is not None:
+            return  # the leader's exit starts the checks
+        if self._poll is not None:
+            self._poll.cancel()
+        self._poll = self.loop.call_later(delay, self._check_gone)
+
+    def _check_gone(self) -> None:
+        self._poll = None
+        if self.outcome is not None:
             return
-        while True:
-            wpid, status = os.waitpid(pid, os.WNOHANG)
-            if wpid == pid:
-                break
-            await asyncio.sleep(GROUP_POLL_STOPPING)
-        self.exit = ExitStatus.from_wait_status(status)
-        if self.popen is not None:
-            # Keep subprocess from ever waiting on this pid again.
-            self.popen.returncode = os.waitstatus_to_exitcode(status)
+        assert self.pgid is not None
+        try:
+            group = self.os.group_alive(self.pgid, ours=not self.leftover)
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE) and self._fd_failures < FD_RETRIES:
+                self._fd_failures += 1  # a passing state of the machine, not an answer
+                self._schedule_check(POLL_IDLE)
+                return
+            self.feed(m.WaitFailed(time.monotonic(), str(e)))
+            return
+        if not group:
+            self._find_escapees()
+        outside = [e for e in self.escapees.values() if e.alive]
+        if not group and not outside:
+            self._gone()
+            return
+        if group:
+            self.host.members_changed(self)
+        elif not self._said_escapees:
+            self._said_escapees = True
+            self.host.notice(self, f"its group has ended ({self._status_text()}), but "
+                                   f"{pids_phrase([e.pid for e in outside])} it started "
+                                   "outside the group still run; watching them")
+            self.host.members_changed(self)
+            self.host.changed(self)
+        stopping = self.state.phase.stopping
+        self._schedule_check(POLL_STOPPING if stopping else POLL_IDLE)
+
+    def _gone(self) -> None:
+        now = time.monotonic()
+        self.ended_at = now
+        # Output already in the pipes belongs before the outcome.
+        self.pipes.read_now()
+        self.feed(m.GroupGone(now))
+
+    def _find_escapees(self) -> None:
+        for st in self.host.escapees_of(self):
+            if st.pid not in self.escapees:
+                self._track(st)
+
+    def _track(self, st: ProcStat) -> None:
+        try:
+            pidfd = self.os.pidfd_open(st.pid)
+        except OSError:
+            pidfd = None
+        if pidfd is None:
+            return
+        esc = Escapee(st.pid, st.start_ticks, st.pgid, pidfd)
+        self.escapees[st.pid] = esc
+        self.loop.add_reader(pidfd, self._on_escapee_exit, esc)
+
+    def _on_escapee_exit(self, esc: Escapee) -> None:
+        self._drop_escapee(esc)
+        self.os.reap(esc.pid)  # ours once re-parented to us; harmless otherwise
+        if self.exit is not None:
+            self._schedule_check(0)
+
+    def _drop_escapee(self, esc: Escapee) -> None:
+        esc.alive = False
+        if esc.pidfd is not None:
+            self.loop.remove_reader(esc.pidfd)
+            os.close(esc.pidfd)
+            esc.pidfd = None
+
+    # -- the ending -------------------------------------------------------------------
 
     def _status_text(self) -> str:
         status = self.exit or ExitStatus(known=False)
-        stop_sig = self.spec.stop_signal if self.stop_requested_at is not None else None
+        stop_sig = self.spec.stop_signal if self.state.stop_requested_at is not None else None
         return status.describe(stop_sig)
 
-    # -- stopping ---------------------------------------------------------------------
-
-    def request_stop(self) -> None:
-        if self.outcome is None and self._stop_task is None and self.pid is not None:
-            self._stop_task = self._start_task(self._stop_sequence(kill_now=False))
-
-    def act(self, action: Action) -> None:
-        """An operator decision: kill now, abandon, or wait without a deadline."""
-        if self.outcome is not None or self.pid is None:
-            return
-        if self._stop_task is None:
-            if action is Action.KILL:
-                self._stop_task = self._start_task(self._stop_sequence(kill_now=True))
-            elif action is Action.ABANDON:
-                self._abandon(by_policy=False)
-            return
-        self._pending = action
-        self._wake.set()
-
-    def extend(self, by: float) -> bool:
-        """Move the current deadline ``by`` seconds later (from now, if parked)."""
-        if self.outcome is not None or not self.phase.stopping:
-            return False
-        now = time.monotonic()
-        if self.phase is Phase.DECIDING or self.deadline is None:
-            self.deadline = now + by
-            if self.phase is Phase.DECIDING:
-                self.phase = Phase.STOPPING
-        else:
-            self.deadline += by
-        if self.phase is Phase.STOPPING:
-            self.timeout_total += by
-            self.extended += by
-        action = self.deadline_action()
-        self._notify(f"deadline extended by {setting(by)}: {action} in "
-                     f"{seconds(self.deadline - now)}")
-        self._wake.set()
-        return True
-
-    async def _stop_sequence(self, kill_now: bool) -> None:
-        self.stop_requested_at = time.monotonic()
-        self._wake_group_watch()
-        if kill_now:
-            reason = "operator"
-        else:
-            sig = self.spec.stop_signal
-            if not self._send(sig, "stop request"):
-                return
-            if sig not in (signal.SIGCONT, signal.SIGKILL):
-                # A stopped (SIGSTOP) process would never see the stop signal.
-                with contextlib.suppress(OSError):
-                    self.os.signal_group(self.pgid, signal.SIGCONT)  # type: ignore[arg-type]
-            self.timeout_total = self.spec.stop_timeout
-            self.deadline = self.stop_requested_at + self.spec.stop_timeout
-            self.phase = Phase.STOPPING
-            self._notify(f"{signal_name(sig)} sent to process group {self.pgid}; "
-                         f"{self.deadline_action()} in {setting(self.spec.stop_timeout)}")
-            reason = await self._stop_wait()
-            if reason is None:
-                return
-        await self._kill(reason)
-
-    def deadline_action(self) -> str:
-        """What happens at the current deadline: "SIGKILL", "abandon", "decision" or
-        "giving up"."""
-        if self.phase is Phase.KILLING:
-            return "giving up"
-        policy = self._policy()
-        return {OnTimeout.KILL: "SIGKILL", OnTimeout.ABANDON: "abandon",
-                OnTimeout.ASK: "decision"}[policy]
-
-    def _policy(self) -> OnTimeout:
-        policy = self.spec.on_timeout
-        # Nobody can answer a question in headless mode: ask acts as kill there.
-        if policy is OnTimeout.ASK and not self.interactive:
-            return OnTimeout.KILL
-        return policy
-
-    async def _stop_wait(self) -> str | None:
-        """Wait in the stop phase. Returns the kill reason, or None when it is over."""
-        while True:
-            event = await self._wait_phase()
-            if event == _GONE:
-                self._finish_gone()
-                return None
-            if event is Action.ABANDON:
-                self._abandon(by_policy=False)
-                return None
-            if event is Action.KILL:
-                return "operator"
-            if event is Action.WAIT:
-                self.phase, self.deadline = Phase.STOPPING, None
-                self._notify("waiting without a deadline")
-                continue
-            policy = self._policy()  # the deadline has come
-            if policy is OnTimeout.KILL:
-                return "timeout"
-            if policy is OnTimeout.ABANDON:
-                self._abandon(by_policy=True)
-                return None
-            self.phase, self.deadline = Phase.DECIDING, None
-            self._notify(f"stop timeout ({setting(self.timeout_total)}) reached: waiting for "
-                         "a decision (kill, extend, abandon or wait)")
-
-    async def _kill(self, reason: str) -> None:
-        now = time.monotonic()
-        if self.outcome is not None:
-            return  # the deadline's SIGKILL could not be sent (see _on_deadline)
-        already = reason == "timeout" and self.kill_sent_at is not None
-        if not already and not self._send(signal.SIGKILL, reason,
-                                          failure=OutcomeKind.KILL_FAILED):
-            return
-        self.phase = Phase.KILLING
-        self.deadline = now + self.spec.kill_timeout
-        if self.kill_sent_at is not None:
-            why = (f"stop timeout ({setting(self.timeout_total)}) reached: "
-                   if reason == "timeout" else "")
-            self._notify(f"{why}SIGKILL sent to process group {self.pgid}; giving up in "
-                         f"{setting(self.spec.kill_timeout)}")
-        while True:
-            event = await self._wait_phase()
-            if event == _GONE:
-                self._finish_gone()
-                return
-            if event is Action.ABANDON:
-                self._abandon(by_policy=False)
-                return
-            if event is Action.KILL:
-                if not self._send(signal.SIGKILL, "operator", failure=OutcomeKind.KILL_FAILED):
-                    return
-                continue
-            if event is Action.WAIT:
-                self.deadline = None
-                continue
-            self._give_up()
-            return
-
-    async def _wait_phase(self) -> object:
-        """Until the group is gone, the operator acts, or the (movable) deadline comes."""
-        while True:
-            if self._gone.is_set():
-                return _GONE
-            if self._pending is not None:
-                action, self._pending = self._pending, None
-                return action
-            deadline = self.deadline
-            if deadline is not None and self.loop.time() >= deadline - 0.0005:
-                return _DEADLINE
-            self._wake.clear()
-            timer = self.loop.call_at(deadline, self._on_deadline) if deadline is not None \
-                else None
-            try:
-                await self._wake.wait()
-            finally:
-                if timer is not None:
-                    timer.cancel()
-
-    def _on_deadline(self) -> None:
-        """The stop deadline's timer. When the answer is SIGKILL, send it right here:
-        under a flood every pass of the loop reads every busy pipe, and waking the task
-        first would cost another pass before the kill."""
-        if (self.phase is Phase.STOPPING and self.deadline is not None
-                and self.loop.time() >= self.deadline - 0.0005 and self._pending is None
-                and not self._gone.is_set() and self.kill_sent_at is None
-                and self._policy() is OnTimeout.KILL):
-            self._send(signal.SIGKILL, "timeout", failure=OutcomeKind.KILL_FAILED)
-        self._wake.set()
-
-    def _wake_group_watch(self) -> None:
-        if self._wake_watch is not None:
-            self._wake_watch.set()
-
-    def _send(self, sig: signal.Signals, reason: str,
-              failure: OutcomeKind = OutcomeKind.STOP_FAILED) -> bool:
-        """Signal the whole group. False when the run is over because sending failed."""
-        try:
-            self.os.signal_group(self.pgid, sig)  # type: ignore[arg-type]
-        except ProcessLookupError:
-            # Nothing left in the group: it ended between our decision and the signal.
-            return True
-        except OSError as e:
-            self.ended_at = time.monotonic()
-            what = "stop request" if failure is OutcomeKind.STOP_FAILED else "SIGKILL"
-            self._finish(failure, f"{what} failed: {e}: pid {self.pid} left running")
-            return False
-        now = time.monotonic()
-        self.sent.append(Sent(sig, now - (self.started_at or now), reason))
-        if sig == signal.SIGKILL and self.kill_sent_at is None:
-            self.kill_sent_at = now
-            self.kill_reason = reason
-        return True
-
-    # -- endings ----------------------------------------------------------------------
-
-    def _finish_gone(self) -> None:
-        end = self.ended_at or time.monotonic()
-        if self.kill_sent_at is None:
-            took = end - (self.stop_requested_at or end)
-            self._finish(OutcomeKind.STOPPED, f"stopped after {seconds(took)}: "
-                                             f"{self._status_text()}")
-            return
-        if self.kill_reason == "timeout":
-            text = f"killed with SIGKILL after {setting(self.timeout_total)} stop timeout"
-            if self.extended:
-                text += f" (extended by {setting(self.extended)})"
-        else:
-            text = "killed with SIGKILL by operator"
-            if any(s.reason == "stop request" for s in self.sent):
-                after = self.kill_sent_at - (self.stop_requested_at or self.kill_sent_at)
-                text += f" {seconds(after)} after the stop request"
-        if self.exit is not None and self.exit.known and self.exit.signal != signal.SIGKILL:
-            # The leader ended on its own; other members of its group had to be killed.
-            text += f" (the leader ended, {self._status_text()}; the rest of its group did not)"
-        self._finish(OutcomeKind.KILLED, text)
-
-    def _left_running(self) -> str:
-        members = self.os.group_members(self.pgid) if self.pgid else []
-        pids = [m.pid for m in members] or [self.pid]
-        if len(pids) == 1:
-            return f"pid {pids[0]} left running"
-        return f"pids {', '.join(map(str, pids[:8]))}{'...' if len(pids) > 8 else ''} " \
-               "left running"
-
-    def _abandon(self, by_policy: bool) -> None:
-        now = time.monotonic()
-        self.ended_at = now
-        if by_policy:
-            text = f"abandoned after {setting(self.timeout_total)} stop timeout"
-        elif self.stop_requested_at is not None:
-            text = f"abandoned after {seconds(now - self.stop_requested_at)}"
-        else:
-            text = "abandoned while running (no signal sent)"
-        self._finish(OutcomeKind.ABANDONED, f"{text}: {self._left_running()}")
-
-    def _give_up(self) -> None:
-        self.ended_at = time.monotonic()
-        state = self.os.describe(self.pgid)  # type: ignore[arg-type]
-        self._finish(OutcomeKind.UNKILLABLE,
-                     f"still running {setting(self.spec.kill_timeout)} after SIGKILL ({state}): "
-                     f"{self._left_running()}")
-
-    def _finish(self, kind: OutcomeKind, text: str) -> None:
+    def _conclude(self, end: EndKind) -> None:
+        """The machine has decided: gather the facts, word them, tell the host."""
         if self.outcome is not None:
             return
-        end = self.ended_at or time.monotonic()
-        since = self.stop_requested_at if self.stop_requested_at is not None else self.started_at
-        if self.left_behind and kind in (OutcomeKind.EXITED, OutcomeKind.STOPPED,
-                                         OutcomeKind.KILLED):
-            pids = ", ".join(map(str, self.left_behind[:8]))
-            word = "pid" if len(self.left_behind) == 1 else "pids"
-            text += f"; {word} {pids} left behind (outside its process group)"
-        outcome = Outcome(
-            kind=kind, text=text, pid=self.pid, status=self.exit,
-            duration=None if since is None else end - since, sent=tuple(self.sent),
-            left_behind=self.left_behind,
-        )
+        now = time.monotonic()
+        left: tuple[int, ...] = ()
+        state_word = ""
+        if end in (EndKind.ABANDONED, EndKind.UNKILLABLE, EndKind.STOP_FAILED,
+                   EndKind.KILL_FAILED):
+            left = tuple(self._live_pids())
+            if not left and end is EndKind.ABANDONED:
+                end = EndKind.GONE  # it ended just before the operator gave up on it
+                if self.exit is None and self.pid is not None and not self.leftover:
+                    self.exit = self.os.reap(self.pid)
+            if end is EndKind.UNKILLABLE and self.pgid is not None:
+                state_word = self.os.describe(self.pgid, ours=not self.leftover)
+        if self.ended_at is None:
+            self.ended_at = now
+        s = self.state
+        record = RunRecord(
+            end=end, pid=self.pid, ended_at=self.ended_at, started_at=self.started_at,
+            stop_requested_at=s.stop_requested_at, stop_signal=self.spec.stop_signal,
+            stop_timeout=self.spec.stop_timeout, kill_timeout=self.spec.kill_timeout,
+            kill_sent_at=s.kill_sent_at, kill_reason=s.kill_reason,
+            timeout_total=s.timeout_total, extended=s.extended,
+            extended_by_process=s.extended_by_process, abandoned_by=s.abandoned_by,
+            status=self.exit, kill_reached=self.kill_reached, sent=tuple(self.sent),
+            left_running=tuple(p for p in left if p not in self.escapees),
+            left_behind=tuple(e.pid for e in self.escapees.values()
+                              if e.alive and e.pid in left),
+            state_word=state_word, error=s.error, watchdog_sec=s.watchdog_sec)
+        outcome = describe(record)
+        self._stop_watching(keep_leader=end is not EndKind.GONE)
         # The bookkeeping (PID file, history) happens before the outcome is visible to
         # frontends, so whoever sees the outcome also sees its consequences.
-        self._on_end(self, outcome)
+        self.host.ended(self, outcome)
         self.outcome = outcome
-        self.phase = Phase.ENDED
-        self.deadline = None
-        self._wake_group_watch()
+
+    def _stop_watching(self, keep_leader: bool) -> None:
+        for handle in (self._timer, self._poll):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._poll = None
+        if self._pidfd is not None and self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+        self._pidfd = None
+        for esc in self.escapees.values():
+            if esc.pidfd is not None:
+                self._drop_escapee(esc)
+                esc.alive = True  # not watched any more, not known dead either
+        if keep_leader and self.popen is not None and self.exit is None:
+            # Left running: never wait for it (subprocess would, at interpreter exit).
+            self.popen.returncode = 0
 
     def cancel(self) -> None:
-        """Drop every task and pipe of this run (at shutdown, after its outcome)."""
-        for task in list(self._tasks):
-            task.cancel()
-        for fd in list(self._pipes):
-            self._close_pipe(fd)
+        """Drop timers and pipes of this run (at shutdown, after its outcome)."""
+        self._stop_watching(keep_leader=True)
+        self.pipes.close()

@@ -1,0 +1,164 @@
+"""Validating single values. Each parser takes the value, its key and where it came from,
+and raises a ConfigError naming all three."""
+
+from __future__ import annotations
+
+import math
+import re
+import signal
+from collections.abc import Mapping
+from enum import Enum
+from urllib.parse import quote
+
+from proctui.config.spec import (
+    COMMAND_LINE,
+    MAX_LINE_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_SCROLLBACK,
+    MAX_SECONDS,
+    ConfigError,
+    OnTimeout,
+    RestartPolicy,
+)
+
+_NAME_BAD = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class Where:
+    def __init__(self, source: str, process: str | None) -> None:
+        self.source, self.process = source, process
+
+    def error(self, key: str | None, message: str) -> ConfigError:
+        return ConfigError(self.source, message, self.process, key)
+
+
+def seconds(value: object, key: str, where: Where, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise where.error(key, f"expected a number of seconds, got {show(value)}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise where.error(key, f"expected a number of seconds {bound}, got {show(value)}")
+    if value > MAX_SECONDS:
+        raise where.error(key, f"at most {MAX_SECONDS:.0f} seconds (100 days), got "
+                               f"{show(value)}; to wait without a deadline, press w")
+    return float(value)
+
+
+def count(value: object, key: str, where: Where, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise where.error(key, f"expected a whole number from {minimum} to {maximum}, got "
+                               f"{show(value)}")
+    return value
+
+
+_RT = re.compile(r"^RT(MIN|MAX)(?:([+-])(\d+))?$")
+
+
+def parse_signal(value: object, key: str = "stop_signal", where: Where | None = None) -> int:
+    """A signal by name (TERM, SIGTERM, RTMIN+3, SIGRTMAX-1) or number."""
+    where = where or Where(COMMAND_LINE, None)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _signal_number(value, key, where, repr(value))
+    if not isinstance(value, str) or not value.strip():
+        raise where.error(key, f"expected a signal name such as \"TERM\", got {show(value)}")
+    text = value.strip().upper().replace(" ", "")
+    if text.isdigit():
+        return _signal_number(int(text), key, where, repr(value))
+    name = text[3:] if text.startswith("SIG") else text
+    rt = _RT.match(name)
+    if rt and hasattr(signal, "SIGRTMIN"):
+        base = int(signal.SIGRTMIN) if rt.group(1) == "MIN" else int(signal.SIGRTMAX)
+        offset = int(rt.group(3) or 0) * (-1 if rt.group(2) == "-" else 1)
+        return _signal_number(base + offset, key, where, repr(value))
+    try:
+        number = int(signal.Signals["SIG" + name])
+    except KeyError:
+        raise where.error(key, f"unknown signal {value!r}") from None
+    return _signal_number(number, key, where, repr(value))
+
+
+def _signal_number(number: int, key: str, where: Where, shown: str) -> int:
+    valid = signal.valid_signals()
+    if number not in valid or number == 0:
+        raise where.error(key, f"not a signal on this system: {shown}")
+    if number == signal.SIGSTOP:
+        raise where.error(key, "SIGSTOP only pauses a process; it cannot stop one")
+    return int(number)
+
+
+def enum(kind: type[Enum], value: object, key: str, where: Where) -> Enum:
+    choices = " | ".join(f'"{m.value}"' for m in kind)  # type: ignore[attr-defined]
+    if isinstance(value, str):
+        for member in kind:
+            if member.value == value.strip().lower():
+                return member
+    raise where.error(key, f"expected one of {choices}, got {show(value)}")
+
+
+def show(value: object) -> str:
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:57] + "...")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+# Keys allowed in [defaults] and in each process; the process keys add to these.
+SETTING_KEYS = (
+    "stop_timeout", "kill_timeout", "on_timeout", "stop_signal", "extend_step",
+    "restart", "scrollback", "max_line_length", "max_stop_time", "watchdog_sec",
+    "ready_timeout", "log_max_size", "log_keep",
+)
+
+
+def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
+    """Validate the [defaults]-style keys present in ``table``."""
+    out: dict[str, object] = {}
+    for key in SETTING_KEYS:
+        if key not in table:
+            continue
+        value = table[key]
+        if key in ("stop_timeout", "kill_timeout"):
+            out[key] = seconds(value, key, where)
+        elif key in ("extend_step", "max_stop_time", "watchdog_sec", "ready_timeout"):
+            out[key] = seconds(value, key, where, positive=True)
+        elif key == "on_timeout":
+            out[key] = enum(OnTimeout, value, key, where)
+        elif key == "restart":
+            out[key] = enum(RestartPolicy, value, key, where)
+        elif key == "stop_signal":
+            out[key] = parse_signal(value, key, where)
+        elif key == "scrollback":
+            out[key] = count(value, key, where, 1, MAX_SCROLLBACK)
+        elif key == "max_line_length":
+            out[key] = count(value, key, where, 80, MAX_LINE_LENGTH)
+        elif key == "log_max_size":
+            out[key] = count(value, key, where, 4096, 1 << 40)
+        elif key == "log_keep":
+            out[key] = count(value, key, where, 0, 100)
+    return out
+
+
+def check_name(name: object, where: Where) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise where.error(None, "process name is empty")
+    if _NAME_BAD.search(name):
+        raise where.error(None, f"process name {name!r} contains a control character")
+    if name != name.strip():
+        raise where.error(None, f"process name {name!r} starts or ends with a space")
+    if len(name) > MAX_NAME_LENGTH or len(quote(name, safe="")) > 200:
+        raise where.error(None, f"process name is too long (at most {MAX_NAME_LENGTH} "
+                                "characters)")
+    if "\0" in name:
+        raise where.error(None, "process name contains NUL")
+    return name
+
+
+def no_nul(value: str, key: str, where: Where) -> str:
+    if "\0" in value:
+        raise where.error(key, "contains a NUL character")
+    return value

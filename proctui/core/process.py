@@ -1,0 +1,99 @@
+"""One configured process (or one leftover) across all its runs, and the snapshot of it
+that frontends read."""
+
+from __future__ import annotations
+
+import asyncio
+
+from proctui.config import ProcessSpec
+from proctui.core.leftovers import Verdict
+from proctui.core.lines import OutputBuffer
+from proctui.core.machine import DeadlineAction, Phase
+from proctui.core.outcome import Outcome, signal_name
+from proctui.core.pidfile import PidRecord
+from proctui.core.run import Run
+from proctui.core.view import ProcessView, Usage
+
+
+class Managed:
+    def __init__(self, spec: ProcessSpec, name: str | None = None) -> None:
+        self.spec = spec
+        self.name = name or spec.name
+        self.pid_name = spec.name  # its PID file's name (a leftover keeps the original's)
+        self.buffer = OutputBuffer(spec.scrollback)
+        self.run: Run | None = None
+        self.outcomes: list[Outcome] = []
+        self.restarts = 0
+        self.phase = Phase.STARTING  # when no run is live
+        self.restart_at: float | None = None
+        self.stop_wanted = False
+        self.restart_wanted = False
+        self.record: PidRecord | None = None  # a leftover's PID file
+        self.verdict: Verdict | None = None
+        self.held = ""  # why a leftover is held for the operator
+        self.adopted = False
+        self.blocked_by: Managed | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.wake = asyncio.Event()
+        self.done = asyncio.Event()
+        self.run_ended = asyncio.Event()
+        self.pid_members: tuple[tuple[int, int, int], ...] = ()  # as last written
+        self.usage: Usage | None = None
+        self.paused = False
+        self.status = ""
+        self.ready_at: float | None = None
+        self.waiting_for: tuple[str, ...] = ()
+        self.stops_after: tuple[str, ...] = ()
+        self.stage = 0
+        self.stages = 0
+        self.view = self.build_view(0)
+
+    @property
+    def leftover(self) -> bool:
+        return self.record is not None
+
+    @property
+    def active(self) -> bool:
+        """A run exists and has no outcome yet."""
+        return self.run is not None and self.run.outcome is None
+
+    def build_view(self, seq: int) -> ProcessView:
+        run = self.run
+        live = run is not None and run.outcome is None
+        s = run.state if run is not None else None
+        phase = s.phase if live and s is not None else self.phase
+        return ProcessView(
+            name=self.name,
+            phase=phase,
+            cmd=self.spec.cmd,
+            pid=run.pid if run else None,
+            pgid=run.pgid if run else None,
+            started_at=run.started_at if run else None,
+            ended_at=run.ended_at if run and not live else None,
+            restarts=self.restarts,
+            stop_requested_at=s.stop_requested_at if s else None,
+            stop_signal=signal_name(self.spec.stop_signal),
+            kill_sent_at=s.kill_sent_at if s else None,
+            deadline=s.deadline if live and s else None,
+            window_start=s.window_start if live and s else None,
+            deadline_action=s.action if live and s else DeadlineAction.NONE,
+            extended=s.extended if s else 0.0,
+            extended_by_process=s.extended_by_process if s else False,
+            extend_step=self.spec.extend_step,
+            outcome=run.outcome if run and phase in (Phase.ENDED, Phase.BACKOFF) else None,
+            restart_at=self.restart_at if phase is Phase.BACKOFF else None,
+            leftover=self.leftover,
+            held=self.held if phase is Phase.HELD else "",
+            paused=self.paused and live,
+            escapees=tuple(e.pid for e in run.escapees.values() if e.alive)
+            if live and run else (),
+            usage=self.usage if live else None,
+            lines=self.buffer.total,
+            status=self.status,
+            ready_at=self.ready_at,
+            waiting_for=self.waiting_for if phase is Phase.WAITING else (),
+            stops_after=self.stops_after,
+            stage=self.stage,
+            stages=self.stages,
+            seq=seq,
+        )

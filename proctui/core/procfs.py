@@ -1,0 +1,184 @@
+"""Reading ``/proc``: one process's stat and command line, and whole-table scans.
+
+Scans read ``stat`` only (one small read per process, about 3 µs here), never every
+process's ``environ``: at 2,000 processes that cost a core.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+DEAD = frozenset("ZXx")
+
+_STATE_NAMES = {
+    "R": "running", "S": "sleeping", "D": "disk-sleep", "Z": "zombie", "T": "stopped",
+    "t": "tracing-stop", "X": "dead", "x": "dead", "I": "idle", "P": "parked", "W": "paging",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProcStat:
+    pid: int
+    state: str  # one letter, as in /proc/PID/stat
+    ppid: int
+    pgid: int
+    sid: int
+    start_ticks: int  # clock ticks after boot; with the boot id, a process's identity
+    cpu_ticks: int = 0  # user + system
+    rss_pages: int = 0
+
+    @property
+    def live(self) -> bool:
+        """Running in any sense: zombies are dead, only not yet reaped."""
+        return self.state not in DEAD
+
+    @property
+    def paused(self) -> bool:
+        return self.state in "Tt"
+
+
+def state_name(letter: str) -> str:
+    return _STATE_NAMES.get(letter, letter)
+
+
+def _read(path: str, limit: int = 4096) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def parse_stat(pid: int, raw: bytes) -> ProcStat | None:
+    try:
+        # The command name may contain spaces and ")"; the fields start after the last ")".
+        rest = raw[raw.rindex(b")") + 2 :].split()
+        return ProcStat(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[3]),
+                        int(rest[19]), int(rest[11]) + int(rest[12]), int(rest[21]))
+    except (ValueError, IndexError):
+        return None
+
+
+def read_stat(pid: int) -> ProcStat | None:
+    """/proc/PID/stat, or None when there is no such process."""
+    raw = _read(f"/proc/{pid}/stat")
+    return parse_stat(pid, raw) if raw else None
+
+
+def read_cmdline(pid: int) -> list[str] | None:
+    raw = _read(f"/proc/{pid}/cmdline", 1 << 20)
+    if raw is None:
+        return None
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
+
+
+def has_env(pid: int, name: str, value: str) -> bool:
+    """Does ``pid``'s environment (as it started) hold ``name=value``?"""
+    raw = _read(f"/proc/{pid}/environ", 1 << 22)
+    return raw is not None and f"{name}={value}".encode() in raw.split(b"\0")
+
+
+def boot_id() -> str:
+    raw = _read("/proc/sys/kernel/random/boot_id")
+    return raw.decode().strip() if raw else ""
+
+
+def all_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid``, from each of its threads' ``children`` file."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        raw = _read(f"/proc/{pid}/task/{tid}/children", 1 << 16)
+        if raw:
+            out.extend(int(x) for x in raw.split())
+    return out
+
+
+HAVE_CHILDREN = HAVE_PROC and os.path.exists(
+    f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+@dataclass(slots=True)
+class ProcTable:
+    """One pass over some processes: by pid, by group, and parent to children."""
+
+    stats: dict[int, ProcStat] = field(default_factory=dict)
+    by_pgid: dict[int, list[ProcStat]] = field(default_factory=dict)
+    kids: dict[int, list[int]] = field(default_factory=dict)
+
+    def add(self, st: ProcStat) -> None:
+        self.stats[st.pid] = st
+        self.by_pgid.setdefault(st.pgid, []).append(st)
+        self.kids.setdefault(st.ppid, []).append(st.pid)
+
+    def members(self, pgid: int) -> list[ProcStat]:
+        """Live members of a group, leader first when it is one of them."""
+        found = [st for st in self.by_pgid.get(pgid, ()) if st.live]
+        found.sort(key=lambda st: st.pid != pgid)
+        return found
+
+    def descendants(self, pid: int) -> list[ProcStat]:
+        out: list[ProcStat] = []
+        todo = list(self.kids.get(pid, ()))
+        while todo:
+            child = todo.pop()
+            st = self.stats.get(child)
+            if st is not None:
+                out.append(st)
+                todo.extend(self.kids.get(child, ()))
+        return out
+
+
+def scan_all() -> ProcTable:
+    table = ProcTable()
+    for pid in all_pids():
+        st = read_stat(pid)
+        if st is not None:
+            table.add(st)
+    return table
+
+
+def scan_tree(roots: Iterable[int]) -> ProcTable:
+    """Every descendant of ``roots`` (not the roots themselves), walking children links:
+    the cost is that of our own processes, not of the whole machine."""
+    if not HAVE_CHILDREN:
+        full = scan_all()
+        table = ProcTable()
+        for root in roots:
+            for st in full.descendants(root):
+                table.add(st)
+        return table
+    table = ProcTable()
+    todo = [child for root in roots for child in children(root)]
+    seen: set[int] = set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        st = read_stat(pid)
+        if st is None:
+            continue
+        table.add(st)
+        if st.live:
+            todo.extend(children(pid))
+    return table

@@ -1,0 +1,90 @@
+"""Writing to our own stdout without ever waiting on whoever reads it.
+
+A thread does the (blocking) writes; the headless runner only queues text. When the
+reader stalls, the queue stops growing at a byte budget and what does not fit is
+counted and reported once the reader catches up. When the reader is gone (EPIPE, or EIO
+from a terminal that hung up), the writer says so, so the runner can treat it as a
+hangup. At exit the runner waits a little for the queue to drain, never for ever.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections import deque
+from collections.abc import Callable
+
+BUDGET = 8 << 20  # bytes waiting for a slow reader before lines are dropped
+
+
+class Writer:
+    def __init__(self, fd: int, on_broken: Callable[[str], None] | None = None,
+                 budget: int = BUDGET) -> None:
+        self.fd = fd
+        self.budget = budget
+        self.on_broken = on_broken
+        self.broken: str | None = None
+        self._queue: deque[bytes] = deque()
+        self._size = 0
+        self._dropped = 0  # lines
+        self._busy = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="proctui-stdout", daemon=True)
+        self._thread.start()
+
+    def write(self, text: str, lines: int = 1) -> None:
+        data = text.encode("utf-8", "replace")
+        with self._cond:
+            if self.broken is not None:
+                return
+            if self._size + len(data) > self.budget and self._queue:
+                self._dropped += lines
+                return
+            if self._dropped:
+                note = (f"proctui | {self._dropped} lines not printed: the reader of this "
+                        "output fell behind\n").encode()
+                self._queue.append(note)
+                self._size += len(note)
+                self._dropped = 0
+            self._queue.append(data)
+            self._size += len(data)
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    self._busy = False
+                    self._cond.notify_all()
+                    self._cond.wait()
+                self._busy = True
+                chunk = b"".join(self._queue)
+                self._queue.clear()
+                self._size = 0
+            try:
+                view = memoryview(chunk)
+                while view:
+                    written = os.write(self.fd, view)
+                    view = view[written:]
+            except OSError as e:
+                self._break(e)
+                return
+
+    def _break(self, e: OSError) -> None:
+        reason = "broken pipe" if e.errno == errno.EPIPE else \
+            "terminal gone" if e.errno == errno.EIO else str(e)
+        with self._cond:
+            self.broken = reason
+            self._queue.clear()
+            self._busy = False
+            self._cond.notify_all()
+        if self.on_broken is not None:
+            self.on_broken(reason)
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until everything queued is written (or the reader is gone); False when
+        the reader did not take it within ``timeout`` seconds."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.broken is not None or
+                                       (not self._queue and not self._busy), timeout)
