@@ -106,6 +106,7 @@ class HeadlessRunner:
         self._said_broken = False
         self._said_stop = False
         self._last_countdown: dict[str, float] = {}
+        self._last_look = 0.0
 
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
@@ -200,6 +201,9 @@ class HeadlessRunner:
 
     def _countdowns(self) -> None:
         now = time.monotonic()
+        if now - self._last_look < 1.0:
+            return  # once a second is enough, and it keeps a big run's loop light
+        self._last_look = now
         for view in self.sup.views():
             if not view.phase.stopping:
                 continue

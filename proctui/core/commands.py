@@ -57,22 +57,33 @@ class Commands:
             return Reply(True, f"{m.name} will not start")
         return self._ended(m, "stop")
 
-    def stop_all(self) -> Reply:
+    def stop_all(self, chunk: int = 50) -> Reply:
+        """Every stop at once, in slices: between slices the loop sees the processes
+        that already ended, so a thousand stops never delay the first one's ending."""
         self.e.shutting_down = True
-        for m in self.e.processes:
-            if m.phase is Phase.HELD:
-                # Not proven ours: never signalled unless the operator says so, and no
-                # reason to wait for it either.
-                self.act(m, Action.ABANDON)
-                continue
-            self.stop(m)
+        todo = list(self.e.processes)
+
+        def next_slice() -> None:
+            self.e.lineage.update(self.e._runs)  # one walk for the slice
+            for m in todo[:chunk]:
+                if m.phase is Phase.HELD:
+                    # Not proven ours: never signalled unless the operator says so, and
+                    # no reason to wait for it either.
+                    self.act(m, Action.ABANDON)
+                else:
+                    self.stop(m)
+            del todo[:chunk]
+            if todo:
+                self.e.loop.call_soon(next_slice)
+
+        next_slice()
         return Reply(True, "stopping everything")
 
     def act(self, m: Managed, action: Action) -> Reply:
         if m.phase is Phase.HELD and action is Action.ABANDON:
             m.stop_wanted = True
             m.wake.set()
-            self.e._hold_forever(m)
+            self.e.recovery.hold_forever(m)
             self.e.changed(m)
             return Reply(True, f"left {m.name} alone")
         if action is not Action.WAIT:
@@ -124,7 +135,7 @@ class Commands:
                 m.run.set_interactive(interactive)
             elif m.phase is Phase.HELD and not interactive:
                 m.stop_wanted = True
-                self.e._hold_forever(m)
+                self.e.recovery.hold_forever(m)
                 m.wake.set()
                 self.e.changed(m)
         return Reply(True)

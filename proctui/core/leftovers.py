@@ -14,7 +14,7 @@ from enum import Enum
 
 from proctui.core.oslayer import OSLayer
 from proctui.core.pidfile import PidRecord
-from proctui.core.procfs import ProcStat, boot_id
+from proctui.core.procfs import ProcStat
 
 
 class Proof(Enum):
@@ -28,6 +28,7 @@ class Proof(Enum):
 class Verdict:
     proof: Proof
     why: str = ""
+    pgid: int | None = None  # the group to signal: verified, never just the file's word
     leader_alive: bool = False
     start_ticks: int = 0
     escapees: tuple[ProcStat, ...] = ()  # recorded processes outside the group, alive
@@ -36,16 +37,20 @@ class Verdict:
 
 
 def judge(record: PidRecord, os_layer: OSLayer, boot: str | None = None) -> Verdict:
-    boot = boot_id() if boot is None else boot
+    boot = os_layer.boot_id() if boot is None else boot
     if record.boot_id != boot:
         return Verdict(Proof.GONE, "recorded in an earlier boot")
     pid, pgid = record.pid, record.pgid
+    leader = os_layer.read_stat(pid)
     if pgid != pid or record.sid != pid:
+        own = leader is not None and leader.live and \
+            leader.start_ticks == record.start_ticks and leader.pgid == leader.sid == pid
         return Verdict(Proof.DOUBT, f"the file says group {pgid} and session {record.sid} "
                                     f"for pid {pid}, but proctui starts each process in a "
-                                    "session of its own: the file was edited")
+                                    "session of its own: the file was edited",
+                       pgid=pid if own else None, leader_alive=own,
+                       start_ticks=record.start_ticks)
     escapees = tuple(_recorded_alive(record, os_layer, outside=True))
-    leader = os_layer.read_stat(pid)
     if leader is not None and leader.live:
         if leader.start_ticks != record.start_ticks:
             # pid G is another process now, so group G (which would keep pid G from
@@ -55,27 +60,27 @@ def judge(record: PidRecord, os_layer: OSLayer, boot: str | None = None) -> Verd
             return Verdict(Proof.STRANGER, "that pid now belongs to another process")
         if leader.pgid != pid or leader.sid != pid:
             return Verdict(Proof.DOUBT, f"pid {pid} started at the recorded instant but now "
-                                        f"leads group {leader.pgid}, not its own")
+                                        f"leads group {leader.pgid}, not its own")  # pgid unknown
         note = ""
         cmdline = os_layer.read_cmdline(pid)
         if cmdline is not None and cmdline != record.cmdline:
             note = f"its command line changed since (now {' '.join(cmdline)[:80]!r})"
-        return Verdict(Proof.PROVEN, leader_alive=True, start_ticks=leader.start_ticks,
-                       escapees=escapees, note=note)
+        return Verdict(Proof.PROVEN, pgid=pid, leader_alive=True,
+                       start_ticks=leader.start_ticks, escapees=escapees, note=note)
     members = [st for st in os_layer.group_members(pgid, ours=False, max_age=0)
                if st.pid != pid]
     proven = {(m.pid, m.start_ticks) for m in record.members}
     sure = [st for st in members if (st.pid, st.start_ticks) in proven
             or (record.token and os_layer.has_env(st.pid, "PROCTUI_RUN", record.token))]
     if sure:
-        return Verdict(Proof.PROVEN, escapees=escapees,
+        return Verdict(Proof.PROVEN, pgid=pgid, escapees=escapees,
                        members=tuple(st.pid for st in members),
                        start_ticks=record.start_ticks)
     if members:
         pids = ", ".join(str(st.pid) for st in members[:8])
         return Verdict(Proof.DOUBT, f"pid {pid} is gone, but processes {pids} live on in "
                                     f"its group {pgid} and none of them is on record",
-                       members=tuple(st.pid for st in members))
+                       pgid=pgid, members=tuple(st.pid for st in members))
     if escapees:
         return Verdict(Proof.PROVEN, escapees=escapees, start_ticks=record.start_ticks)
     return Verdict(Proof.GONE, "that process is gone")

@@ -28,6 +28,7 @@ class OSLayer:
         self.subreaper = False
         self._tree: tuple[float, ProcTable] | None = None
         self._all: tuple[float, ProcTable] | None = None
+        self._tree_kids: set[int] = set()
 
     # -- this process ------------------------------------------------------------------
 
@@ -74,12 +75,25 @@ class OSLayer:
 
     # -- looking -----------------------------------------------------------------------
 
-    def descendants(self, max_age: float = SCAN_MAX_AGE) -> ProcTable:
-        """Every descendant of proctui (orphans included, being re-parented to us)."""
+    def descendants(self, max_age: float = SCAN_MAX_AGE,
+                    newer_than: float | None = None) -> ProcTable:
+        """Every descendant of proctui (orphans included, being re-parented to us), from
+        a walk at most ``max_age`` old that knows of everything re-parented to us
+        after ``newer_than``."""
         now = time.monotonic()
-        if self._tree is None or now - self._tree[0] > max_age:
-            self._tree = (now, procfs.scan_tree([os.getpid()]))
-        return self._tree[1]
+        tree = self._tree
+        if tree is not None and now - tree[0] <= max_age and newer_than is not None \
+                and tree[0] < newer_than:
+            # A newer walk is needed only if something new was re-parented to us since
+            # the last one; our own children say so at the cost of a few reads.
+            if set(procfs.children(os.getpid())) <= self._tree_kids:
+                return tree[1]
+        elif tree is not None and now - tree[0] <= max_age:
+            return tree[1]
+        table = procfs.scan_tree([os.getpid()])
+        self._tree = (now, table)
+        self._tree_kids = set(table.kids.get(os.getpid(), ()))
+        return table
 
     def everything(self, max_age: float = SCAN_MAX_AGE) -> ProcTable:
         now = time.monotonic()
@@ -89,6 +103,9 @@ class OSLayer:
 
     def forget_scans(self) -> None:
         self._tree = self._all = None
+
+    def boot_id(self) -> str:
+        return procfs.boot_id()
 
     def read_stat(self, pid: int) -> ProcStat | None:
         return procfs.read_stat(pid)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 
@@ -128,6 +128,7 @@ class RunRecord:
     state_word: str = ""  # what the survivors are doing (disk-sleep) for UNKILLABLE
     error: str = ""
     watchdog_sec: float | None = None  # set when the run was stopped for a missed watchdog
+    stop_reached: bool = True  # False: the stop signal found nothing left to stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,9 @@ def _timeout(r: RunRecord) -> str:
 
 
 def _gone(r: RunRecord) -> tuple[OutcomeKind, str]:
+    if not r.stop_reached and r.kill_sent_at is None:
+        # It had ended by itself just before the stop request: nothing was stopped.
+        r = replace(r, stop_requested_at=None)
     stop_sig = r.stop_signal if r.stop_requested_at is not None else None
     status = (r.status or ExitStatus(known=False)).describe(stop_sig)
     prefix = f"watchdog timeout after {setting(r.watchdog_sec)}: " \

@@ -38,6 +38,7 @@ class Managed:
         self.done = asyncio.Event()
         self.run_ended = asyncio.Event()
         self.pid_members: tuple[tuple[int, int, int], ...] = ()  # as last written
+        self.pid_cmdline: list[str] = []  # as last written
         self.usage: Usage | None = None
         self.paused = False
         self.status = ""
@@ -66,7 +67,7 @@ class Managed:
             name=self.name,
             phase=phase,
             cmd=self.spec.cmd,
-            pid=run.pid if run else None,
+            pid=run.pid if run else self.record.pid if self.record else None,
             pgid=run.pgid if run else None,
             started_at=run.started_at if run else None,
             ended_at=run.ended_at if run and not live else None,
@@ -80,7 +81,7 @@ class Managed:
             extended=s.extended if s else 0.0,
             extended_by_process=s.extended_by_process if s else False,
             extend_step=self.spec.extend_step,
-            outcome=run.outcome if run and phase in (Phase.ENDED, Phase.BACKOFF) else None,
+            outcome=self._last() if phase in (Phase.ENDED, Phase.BACKOFF) else None,
             restart_at=self.restart_at if phase is Phase.BACKOFF else None,
             leftover=self.leftover,
             held=self.held if phase is Phase.HELD else "",
@@ -97,3 +98,6 @@ class Managed:
             stages=self.stages,
             seq=seq,
         )
+
+    def _last(self) -> Outcome | None:
+        return self.outcomes[-1] if self.outcomes else None

@@ -1,4 +1,4 @@
-"""One run of one process: spawn it, watch its group, carry out the stop machine's effects.
+"""One run of one process: spawn it, feed its stop machine, carry out the effects.
 
 Runs on the core's own asyncio loop. The leader's exit is taken from a pidfd, never from
 pipe EOF (a grandchild holding stdout must not keep a dead process "running"). A run is
@@ -16,11 +16,13 @@ import subprocess
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from proctui.config import ProcessSpec
 from proctui.core import machine as m
+from proctui.core.group import Escapee, Group
 from proctui.core.lines import OutputBuffer
 from proctui.core.machine import Phase, Policy
 from proctui.core.oslayer import OSLayer
@@ -41,8 +43,9 @@ from proctui.core.procfs import ProcStat
 RUN_TOKEN_VAR = "PROCTUI_RUN"  # set in each child's environment, one value per run
 POLL_STOPPING = 0.05  # seconds between group checks once the leader is gone
 POLL_IDLE = 1.0
-POLL_NO_PIDFD = 0.1  # watching the leader without a pidfd (out of descriptors)
 FD_RETRIES = 30  # times POLL_IDLE: how long a lack of file descriptors is waited out
+_LEFT_RUNNING_ENDS = (EndKind.ABANDONED, EndKind.UNKILLABLE, EndKind.STOP_FAILED,
+                      EndKind.KILL_FAILED)
 
 
 class Host(Protocol):
@@ -54,17 +57,9 @@ class Host(Protocol):
     def output(self, run: Run, stream: int, lines: list[str]) -> None: ...
     def changed(self, run: Run) -> None: ...
     def ended(self, run: Run, outcome: Outcome) -> None: ...
-    def escapees_of(self, run: Run) -> list[ProcStat]: ...
+    def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]: ...
     def members_changed(self, run: Run) -> None: ...
-
-
-@dataclass(slots=True)
-class Escapee:
-    pid: int
-    start_ticks: int
-    pgid: int
-    pidfd: int | None
-    alive: bool = True
+    def check_soon(self, run: Run) -> None: ...
 
 
 class Run:
@@ -76,34 +71,52 @@ class Run:
         self.name = name
         self.host = host
         self.os = host.os
-        self.buffer = buffer
         self.loop = asyncio.get_running_loop()
         self.token = uuid.uuid4().hex  # inherited by every descendant
         self.pid: int | None = None
         self.pgid: int | None = None
         self.start_ticks: int | None = None
         self.popen: subprocess.Popen[bytes] | None = None
+        self.group: Group | None = None
         self.leftover = False
         self.started_at: float | None = None  # monotonic
+        self.started_wall = 0.0  # for people, in PID files
         self.ended_at: float | None = None
-        self.exit: ExitStatus | None = None
         self.state = m.initial(Policy(
             stop_signal=spec.stop_signal, stop_timeout=spec.stop_timeout,
             kill_timeout=spec.kill_timeout, on_timeout=spec.on_timeout,
             interactive=interactive, max_stop_time=spec.max_stop_time))
         self.sent: list[Sent] = []
         self.kill_reached: tuple[int, ...] | None = None
-        self.escapees: dict[int, Escapee] = {}
+        self.stop_reached = True
         self.outcome: Outcome | None = None
         self.pipes = Pipes(self.loop, buffer, spec.max_line_length,
                            lambda stream, lines: host.output(self, stream, lines))
-        self._pidfd: int | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._poll: asyncio.TimerHandle | None = None
         self._events: deque[m.Event] = deque()
         self._feeding = False
         self._fd_failures = 0
         self._said_escapees = False
+        self._looked_again = False  # the group outlived the leader's exit at least once
+
+    # -- what others read -------------------------------------------------------------
+
+    @property
+    def live(self) -> bool:
+        return self.outcome is None and self.state.phase.live
+
+    @property
+    def exit(self) -> ExitStatus | None:
+        return self.group.exit if self.group is not None else None
+
+    @property
+    def leader_exited_at(self) -> float | None:
+        return self.group.leader_exited_at if self.group is not None else None
+
+    @property
+    def escapees(self) -> dict[int, Escapee]:
+        return self.group.escapees if self.group is not None else {}
 
     # -- starting ---------------------------------------------------------------------
 
@@ -129,12 +142,12 @@ class Run:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.started_at = time.monotonic()
+        self.started_wall = time.time()
         self.pid = self.pgid = self.popen.pid  # own session: the group id is the pid
-        self._set_policy_pgid()
         st = self.os.read_stat(self.pid)
         self.start_ticks = st.start_ticks if st is not None else None
+        self._begin()
         self.pipes.start()
-        self._watch_leader()
         return True
 
     def _failed_to_start(self, e: BaseException) -> bool:
@@ -144,19 +157,24 @@ class Run:
         self._conclude(EndKind.FAILED_TO_START)
         return False
 
-    def adopt(self, pid: int, pgid: int, start_ticks: int,
-              escapees: list[ProcStat] = ()) -> None:  # type: ignore[assignment]
-        """Take over a leftover from an earlier run: not our child, no pipes."""
+    def adopt(self, pid: int, pgid: int | None, start_ticks: int,
+              escapees: Sequence[ProcStat] = ()) -> None:
+        """Take over a leftover from an earlier run: not our child, no pipes. ``pgid`` is
+        None when only processes outside its group are left (and proven)."""
         self.leftover = True
         self.pid, self.pgid, self.start_ticks = pid, pgid, start_ticks
-        self._set_policy_pgid()
         self.started_at = time.monotonic()
-        for st in escapees:
-            self._track(st)
-        self._watch_leader()
+        self._begin(escapees)
 
-    def _set_policy_pgid(self) -> None:
-        self.state = replace(self.state, policy=replace(self.state.policy, pgid=self.pgid))
+    def _begin(self, escapees: Sequence[ProcStat] = ()) -> None:
+        assert self.pid is not None
+        self.state = replace(self.state, policy=replace(self.state.policy,
+                                                        pgid=self.pgid or 0))
+        self.group = Group(self.os, self.loop, self.pid, self.pgid, self.start_ticks,
+                           self.leftover)
+        for st in escapees:
+            self.group.track(st, self._escapee_ended)
+        self.group.watch_leader(self._leader_ended)
 
     # -- the one way in: events to the machine, effects out ------------------------------
 
@@ -224,123 +242,54 @@ class Run:
     def set_interactive(self, interactive: bool) -> None:
         self.feed(m.InteractiveChanged(time.monotonic(), interactive))
 
-    @property
-    def live(self) -> bool:
-        return self.outcome is None and self.state.phase.live
-
     # -- signals ----------------------------------------------------------------------
 
     def _send(self, sig: int, reason: Reason) -> None:
-        assert self.pgid is not None
+        assert self.group is not None
         now = time.monotonic()
         if sig == signal.SIGKILL:
-            self.kill_reached = tuple(self._live_pids())
-        reached = True
+            self.kill_reached = tuple(self.group.live_pids())
         try:
-            self.os.signal_group(self.pgid, sig)
-        except ProcessLookupError:
-            reached = False  # nothing left in the group: it ended just now
+            reached, failures = self.group.signal(sig)
         except OSError as e:
             if reason is not Reason.CONTINUE:
                 self.feed(m.SignalFailed(now, sig, f"{e}"))
             return
-        for esc in self.escapees.values():
-            if esc.alive and esc.pidfd is not None:
-                try:
-                    self.os.signal_pidfd(esc.pidfd, sig)
-                    reached = True
-                except ProcessLookupError:
-                    esc.alive = False
-                except OSError as e:
-                    self.host.notice(self, f"cannot signal pid {esc.pid} (outside its group): "
-                                           f"{e}")
+        for text in failures:
+            self.host.notice(self, text)
         if reached:
-            self.sent.append(Sent(sig, now - (self.started_at or now), reason))
+            self.sent.append(Sent(int(sig), now - (self.started_at or now), reason))
+        elif reason is Reason.STOP_REQUEST:
+            self.stop_reached = False
         if reason is Reason.STOP_REQUEST or sig == signal.SIGKILL:
             self._schedule_check(POLL_STOPPING)
 
-    def _live_pids(self) -> list[int]:
-        """Group members and escapees alive right now (fresh reads, not a cached scan:
-        what the SIGKILL is about to reach decides how the run is worded)."""
-        assert self.pgid is not None
-        pids = []
-        for st in self.os.group_members(self.pgid, ours=not self.leftover):
-            fresh = self.os.read_stat(st.pid)
-            if fresh is not None and fresh.live and fresh.pgid == self.pgid:
-                pids.append(st.pid)
-        leader = self.os.read_stat(self.pgid)
-        if leader is not None and leader.live and leader.pgid == self.pgid \
-                and self.pgid not in pids:
-            pids.insert(0, self.pgid)
-        pids += [e.pid for e in self.escapees.values() if e.alive]
-        return pids
-
     # -- watching ---------------------------------------------------------------------
 
-    def _watch_leader(self) -> None:
-        assert self.pid is not None
-        try:
-            self._pidfd = self.os.pidfd_open(self.pid)
-        except OSError:
-            self._pidfd = -1  # out of descriptors, or no pidfds here: poll instead
-        if self._pidfd is None:
-            self._leader_ended()  # already gone
-        elif self._pidfd < 0:
-            self._schedule_leader_poll()
-        else:
-            self.loop.add_reader(self._pidfd, self._on_leader_exit)
-
-    def _schedule_leader_poll(self) -> None:
-        self.loop.call_later(POLL_NO_PIDFD, self._poll_leader)
-
-    def _poll_leader(self) -> None:
-        if self.outcome is not None:
-            return
-        assert self.pid is not None
-        if self.leftover:
-            st = self.os.read_stat(self.pid)
-            if st is not None and st.live and st.start_ticks == self.start_ticks:
-                self._schedule_leader_poll()
-                return
-        elif self.os.reap(self.pid) is None:
-            self._schedule_leader_poll()
-            return
-        self._leader_ended()
-
-    def _on_leader_exit(self) -> None:
-        if self._pidfd is not None and self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-        self._pidfd = None
-        self._leader_ended()
-
     def _leader_ended(self) -> None:
-        assert self.pid is not None
-        if self.exit is None:
-            if self.leftover:
-                self.exit = ExitStatus(known=False)
-            else:
-                self.exit = self.os.reap(self.pid) or ExitStatus(known=False)
-                if self.popen is not None and self.exit.known:
-                    # Keep subprocess from ever waiting on this pid again.
-                    self.popen.returncode = self.exit.code if self.exit.code is not None \
-                        else -int(self.exit.signal or 0)
-        self._check_gone()
+        status = self.exit
+        if self.popen is not None and status is not None and status.known:
+            # Keep subprocess from ever waiting on this pid again.
+            self.popen.returncode = status.code if status.code is not None \
+                else -int(status.signal or 0)
+        # Many leaders end at once when everything stops: the host checks them together,
+        # with one walk of the process tree.
+        self.host.check_soon(self)
 
     def _schedule_check(self, delay: float) -> None:
         if self.exit is None or self.outcome is not None:
             return  # the leader's exit starts the checks
         if self._poll is not None:
             self._poll.cancel()
-        self._poll = self.loop.call_later(delay, self._check_gone)
+        self._poll = self.loop.call_later(delay, self.check_gone)
 
-    def _check_gone(self) -> None:
+    def check_gone(self) -> None:
+        """Is everything of the run gone? Then it ends; else look again a little later."""
         self._poll = None
-        if self.outcome is not None:
+        if self.outcome is not None or self.group is None:
             return
-        assert self.pgid is not None
         try:
-            group = self.os.group_alive(self.pgid, ours=not self.leftover)
+            group = self.group.group_alive()
         except OSError as e:
             if e.errno in (errno.EMFILE, errno.ENFILE) and self._fd_failures < FD_RETRIES:
                 self._fd_failures += 1  # a passing state of the machine, not an answer
@@ -349,11 +298,16 @@ class Run:
             self.feed(m.WaitFailed(time.monotonic(), str(e)))
             return
         if not group:
-            self._find_escapees()
-        outside = [e for e in self.escapees.values() if e.alive]
+            # Orphans of the leader are re-parented to us when it dies: look after that.
+            self._find_escapees(newer_than=self.leader_exited_at)
+        outside = self.group.outside
         if not group and not outside:
-            self._gone()
+            # Nothing outlived the leader (this is the first look since it ended): it
+            # all ended when the leader did, however long the look took to come.
+            first_look = not self._looked_again and not self.escapees
+            self._gone(self.leader_exited_at if first_look else None)
             return
+        self._looked_again = True
         if group:
             self.host.members_changed(self)
         elif not self._said_escapees:
@@ -363,44 +317,23 @@ class Run:
                                    "outside the group still run; watching them")
             self.host.members_changed(self)
             self.host.changed(self)
-        stopping = self.state.phase.stopping
-        self._schedule_check(POLL_STOPPING if stopping else POLL_IDLE)
+        self._schedule_check(POLL_STOPPING if self.state.phase.stopping else POLL_IDLE)
 
-    def _gone(self) -> None:
+    def _gone(self, at: float | None = None) -> None:
         now = time.monotonic()
-        self.ended_at = now
+        self.ended_at = at if at is not None else now
         # Output already in the pipes belongs before the outcome.
         self.pipes.read_now()
         self.feed(m.GroupGone(now))
 
-    def _find_escapees(self) -> None:
-        for st in self.host.escapees_of(self):
-            if st.pid not in self.escapees:
-                self._track(st)
+    def _find_escapees(self, newer_than: float | None = None) -> None:
+        assert self.group is not None
+        for st in self.host.escapees_of(self, newer_than):
+            self.group.track(st, self._escapee_ended)
 
-    def _track(self, st: ProcStat) -> None:
-        try:
-            pidfd = self.os.pidfd_open(st.pid)
-        except OSError:
-            pidfd = None
-        if pidfd is None:
-            return
-        esc = Escapee(st.pid, st.start_ticks, st.pgid, pidfd)
-        self.escapees[st.pid] = esc
-        self.loop.add_reader(pidfd, self._on_escapee_exit, esc)
-
-    def _on_escapee_exit(self, esc: Escapee) -> None:
-        self._drop_escapee(esc)
-        self.os.reap(esc.pid)  # ours once re-parented to us; harmless otherwise
+    def _escapee_ended(self) -> None:
         if self.exit is not None:
             self._schedule_check(0)
-
-    def _drop_escapee(self, esc: Escapee) -> None:
-        esc.alive = False
-        if esc.pidfd is not None:
-            self.loop.remove_reader(esc.pidfd)
-            os.close(esc.pidfd)
-            esc.pidfd = None
 
     # -- the ending -------------------------------------------------------------------
 
@@ -413,21 +346,23 @@ class Run:
         """The machine has decided: gather the facts, word them, tell the host."""
         if self.outcome is not None:
             return
-        now = time.monotonic()
         left: tuple[int, ...] = ()
         state_word = ""
-        if end in (EndKind.ABANDONED, EndKind.UNKILLABLE, EndKind.STOP_FAILED,
-                   EndKind.KILL_FAILED):
-            left = tuple(self._live_pids())
-            if not left and end is EndKind.ABANDONED:
-                end = EndKind.GONE  # it ended just before the operator gave up on it
-                if self.exit is None and self.pid is not None and not self.leftover:
-                    self.exit = self.os.reap(self.pid)
-            if end is EndKind.UNKILLABLE and self.pgid is not None:
-                state_word = self.os.describe(self.pgid, ours=not self.leftover)
+        group = self.group
+        if end in _LEFT_RUNNING_ENDS and group is not None:
+            left = tuple(group.live_pids())
+            if not left:
+                # Nothing is left running after all: it ended just before the deadline
+                # or the decision, and the look that would have said so had not come yet.
+                end = EndKind.GONE
+                group.reap_now()
+                self.pipes.read_now()
+            elif end is EndKind.UNKILLABLE:
+                state_word = group.describe()
         if self.ended_at is None:
-            self.ended_at = now
+            self.ended_at = time.monotonic()
         s = self.state
+        escapees = self.escapees
         record = RunRecord(
             end=end, pid=self.pid, ended_at=self.ended_at, started_at=self.started_at,
             stop_requested_at=s.stop_requested_at, stop_signal=self.spec.stop_signal,
@@ -436,10 +371,10 @@ class Run:
             timeout_total=s.timeout_total, extended=s.extended,
             extended_by_process=s.extended_by_process, abandoned_by=s.abandoned_by,
             status=self.exit, kill_reached=self.kill_reached, sent=tuple(self.sent),
-            left_running=tuple(p for p in left if p not in self.escapees),
-            left_behind=tuple(e.pid for e in self.escapees.values()
-                              if e.alive and e.pid in left),
-            state_word=state_word, error=s.error, watchdog_sec=s.watchdog_sec)
+            left_running=tuple(p for p in left if p not in escapees),
+            left_behind=tuple(p for p in left if p in escapees),
+            state_word=state_word, error=s.error, watchdog_sec=s.watchdog_sec,
+            stop_reached=self.stop_reached)
         outcome = describe(record)
         self._stop_watching(keep_leader=end is not EndKind.GONE)
         # The bookkeeping (PID file, history) happens before the outcome is visible to
@@ -452,14 +387,8 @@ class Run:
             if handle is not None:
                 handle.cancel()
         self._timer = self._poll = None
-        if self._pidfd is not None and self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-        self._pidfd = None
-        for esc in self.escapees.values():
-            if esc.pidfd is not None:
-                self._drop_escapee(esc)
-                esc.alive = True  # not watched any more, not known dead either
+        if self.group is not None:
+            self.group.close()
         if keep_leader and self.popen is not None and self.exit is None:
             # Left running: never wait for it (subprocess would, at interpreter exit).
             self.popen.returncode = 0

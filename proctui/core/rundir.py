@@ -206,14 +206,14 @@ class RunDir:
         return fd
 
     def write_pid(self, record: PidRecord) -> Path:
-        """Atomically (write a temporary file, then rename over)."""
+        """Atomically (write a temporary file, then rename over). Not fsynced: a PID file
+        must survive proctui's death, not the machine's (its processes would not)."""
         name = file_stem(record.name) + PID_SUFFIX
         tmp = f"{name}.tmp-{os.getpid()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o600, dir_fd=self.fd)
         try:
             os.write(fd, record.to_json().encode())
-            os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)

@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -30,6 +31,7 @@ from proctui.core.rundir import RunDir
 from proctui.core.view import Action, ProcessView, Reply
 
 T = TypeVar("T")
+SWITCH_INTERVAL = 0.001  # seconds
 
 
 class Supervisor:
@@ -69,6 +71,10 @@ class Supervisor:
 
     def start(self) -> None:
         """Start the core thread and every process; returns once all were launched."""
+        # Every syscall of the core thread gives up the GIL, and a busy frontend thread
+        # would then keep it for up to the switch interval (5 ms by default): with many
+        # processes that adds up to seconds. A shorter interval hands it back sooner.
+        sys.setswitchinterval(SWITCH_INTERVAL)
         self.os.become_subreaper()
         _raise_fd_limit(len(self.specs))
         self._thread = threading.Thread(target=self._thread_main, name="proctui-core",
@@ -279,7 +285,8 @@ class Supervisor:
             return False
         if self._thread is not None and not self._thread.is_alive():
             return True  # the core is gone (after an emergency stop): nothing to wait for
-        return all(m.done.is_set() and not m.active for m in self._managed)
+        engine = self._engine
+        return engine is not None and engine.all_done.is_set()
 
     def outcomes(self) -> list[tuple[str, Outcome]]:
         """Every run's outcome so far, in order, named."""

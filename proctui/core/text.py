@@ -22,6 +22,9 @@ _ALL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def clean(line: str, colour: bool = True) -> str:
     """Keep SGR colours (or drop them too); drop every other escape sequence and control
     character, C1 included (a terminal may act on a lone 0x9b as CSI)."""
+    if "\x9b" in line or "\x9d" in line:
+        # The 8-bit forms of CSI and OSC: removed like their 7-bit twins, not cut in half.
+        line = line.replace("\x9b", "\x1b[").replace("\x9d", "\x1b]")
     if "\x1b" in line:
         line = _NON_SGR.sub("", _OSC.sub("", line))
         line = _BAD_SGR.sub("", _CSI_M.sub(_plain_sgr, line))

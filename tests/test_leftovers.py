@@ -1,0 +1,136 @@
+"""proctui itself killed at awkward moments: the next run must find everything it left,
+prove it, stop it, and never start a second copy alongside."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from proctui.core.outcome import OutcomeKind
+from proctui.core.pidfile import PidRecord
+from proctui.core.procfs import boot_id, read_cmdline, read_stat
+from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
+
+
+def start(run_dir: Path, *commands: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "proctui", "run", "--headless",
+                             "--run-dir", str(run_dir), "--stop-timeout", "3", *commands],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def record(run_dir: Path, name: str) -> dict[str, object]:
+    stem = name if not name.startswith(".") else "%2E" + name[1:]
+    path = run_dir / f"{stem}.pid"
+    wait_until(path.exists, what=f"{name}'s PID file")
+    return json.loads(path.read_text())
+
+
+def second_run(run_dir: Path, *commands: str) -> str:
+    proc = start(run_dir, *commands)
+    time.sleep(0.5)
+    lines = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        if re.search(r"\| \S+: started \(pid", line) and "leftover" not in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    return "".join(lines) + out
+
+
+def test_the_rest_of_a_group_whose_leader_died_is_recovered_not_doubled(tmp_path,
+                                                                       child_reaper):
+    """The leader died, a member of its group lives on, proctui is SIGKILLed: the PID
+    file covers the whole group, so the next run stops the survivor before it starts
+    the process again."""
+    run_dir = tmp_path / "run"
+    first = start(run_dir, "svc=sleep 306 & echo member $!; exec sleep 300")
+    leader = int(record(run_dir, "svc")["pid"])
+    member = None
+
+    def member_recorded() -> bool:
+        nonlocal member
+        members = record(run_dir, "svc")["members"]
+        if members:
+            member = members[0][0]
+        return bool(members)
+
+    os.kill(leader, signal.SIGKILL)  # the leader dies; its group does not
+    wait_until(member_recorded, what="the survivor to be recorded in the PID file")
+    assert alive(member) and read_stat(member).pgid == leader
+    first.kill()
+    first.wait()
+    out = second_run(run_dir, "svc=sleep 306 & echo member $!; exec sleep 300")
+    assert "svc (leftover): leftover from an earlier run" in out, out
+    assert re.search(r"svc \(leftover\): stopped after \d\.\ds", out), out
+    assert out.index("svc (leftover): stopped after") < out.index("| svc: started (pid"), \
+        "a second copy started while the first lived"
+    assert not alive(member)
+    for pid in processes_with_token(child_reaper):
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_name_starting_with_a_dot_is_found_as_a_leftover(tmp_path, child_reaper):
+    run_dir = tmp_path / "run"
+    first = start(run_dir, ".hidden=exec sleep 300")
+    old = int(record(run_dir, ".hidden")["pid"])
+    first.kill()
+    first.wait()
+    out = second_run(run_dir, ".hidden=exec sleep 300")
+    assert ".hidden (leftover): leftover from an earlier run" in out, out
+    assert not alive(old)
+
+
+def test_a_program_that_execs_after_proctui_died_is_still_its_leftover(tmp_path,
+                                                                      child_reaper):
+    """proctui is killed within 0.3 s of the spawn, before the PID file can follow the
+    program's exec: the command line no longer matches, the start time and group do."""
+    run_dir = tmp_path / "run"
+    later = ("import os,sys,time\ntime.sleep(1.0)\n"
+             "os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(300)'])\n")
+    cmd = f"{PY} -c {shlex.quote(later)}"
+    first = start(run_dir, f"slow={cmd}")
+    rec = record(run_dir, "slow")
+    old = int(rec["pid"])
+    first.kill()
+    first.wait()
+    wait_until(lambda: read_cmdline(old) != rec["cmdline"], what="the exec")
+    out = second_run(run_dir, f"slow={cmd}")
+    assert "its command line changed since" in out, out
+    assert re.search(r"slow \(leftover\): stopped after", out), out
+    assert not alive(old)
+    assert out.index("slow (leftover): stopped after") < out.index("| slow: started (pid")
+
+
+def test_survivors_no_record_proves_are_held_and_their_successor_waits(harness, run_dir):
+    """The leader is gone and unknown processes live in its group: maybe its own, maybe
+    not. proctui signals nothing and starts no second copy."""
+    holder = subprocess.Popen(["/bin/sh", "-c", "sleep 300 & echo $!; read x"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    assert holder.stdout is not None
+    member = int(holder.stdout.readline())
+    st = read_stat(holder.pid)
+    cmdline = read_cmdline(holder.pid)
+    holder.stdin.close()  # the leader (sh) ends; its member sleeps on
+    holder.wait(timeout=10)
+    try:
+        run_dir.write_pid(PidRecord("db", holder.pid, holder.pid, boot_id(), st.start_ticks,
+                                    cmdline, time.time(), 1, sid=holder.pid))
+        h = harness([pyspec("db", "print('ready')")], run_dir=run_dir, interactive=False)
+        outcome = h.outcome("db (leftover)")
+        assert outcome.kind is OutcomeKind.HELD, outcome.text
+        assert f"{member} live on in its group" in outcome.text
+        h.wait_notice("db", "not started: its leftover")
+        assert alive(member)
+    finally:
+        os.kill(member, signal.SIGKILL)
