@@ -162,7 +162,8 @@ def _overrides_from(options: dict[str, object]) -> Overrides:
 
 
 def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
-          anchor: Path, stop_after: float | None = None, hint: str | None = None) -> int:
+          anchor: Path, stop_after: float | None = None,
+          hint: tuple[tuple[str, str], ...] = ()) -> int:
     """Take the run directory's lock, run the processes, return proctui's exit status."""
     from proctui.core.rundir import RunDir, RunDirError, default_run_dir
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from proctui.config import Config, parse_toml
 
-HINT = ("demo: press q to quit and watch the countdowns · e extends · a abandons · K kills · "
-        "j/k select · ? help")
+# The demo's hint line, by action: the console shows each with its key from its key table.
+HINT = (("quit", "quits, with countdowns"), ("extend", "extends"), ("abandon", "abandons"),
+        ("kill", "kills"), ("select(1)", "selects"), ("help", "help"))
 
 TEMPLATE = """\
 # The proctui demo. Copy it, edit it, run it with: proctui run -f demo.toml

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from proctui import demo
 from proctui.console.app import ProctuiApp
-from proctui.console.screens import AskScreen
+from proctui.console.dialogs import AskScreen
+from proctui.console.keys import hint
 from proctui.core.supervisor import Supervisor
 
 SIZE = (120, 34)
@@ -43,7 +44,7 @@ async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]
     """The real console on the real demo; whatever is left is killed at the end."""
     sup = Supervisor(demo.config().processes, interactive=True)
     sup.start()
-    app = ProctuiApp(sup, hint=demo.HINT)
+    app = ProctuiApp(sup, hint=hint("demo", demo.HINT))
     try:
         async with app.run_test(size=SIZE) as pilot:
             yield app, pilot, sup
@@ -66,10 +67,10 @@ async def quitting_flow(out: Path) -> None:
         await pilot.pause(2.0)
         save(app, out, "quitting")
         await pilot.press("e")  # give slow-8s the time it needs
-        await until(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.pause(0.3)
+        await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed)
+        await pilot.pause(0.2)
         save(app, out, "ask")
-        await pilot.press("k")
+        await pilot.press("K")
         await until(pilot, lambda: not app.is_running or sup.all_ended())
 
 
@@ -80,8 +81,8 @@ async def final_flow(out: Path) -> None:
         for key in "123456":
             await pilot.press(key, "s")
         await pilot.press("2", "e")  # slow-8s gets the time it needs
-        await until(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.press("k")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed)
+        await pilot.press("K")
         await until(pilot, sup.all_ended)
         await pilot.press("2")
         await pilot.pause(0.5)

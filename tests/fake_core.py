@@ -8,16 +8,15 @@ from dataclasses import replace
 
 from proctui.core.lines import OutputBuffer, Stream
 from proctui.core.machine import DeadlineAction, Phase
-from proctui.core.outcome import Outcome, OutcomeKind
-from proctui.core.usage import Usage
-from proctui.core.view import ProcessView
+from proctui.core.outcome import Outcome, OutcomeKind, Who
+from proctui.core.view import ProcessView, Reply, Usage
 
 NOW = 10_000.0
 
 
-def _done() -> concurrent.futures.Future[None]:
-    future: concurrent.futures.Future[None] = concurrent.futures.Future()
-    future.set_result(None)
+def _done(value: object) -> concurrent.futures.Future:  # type: ignore[type-arg]
+    future: concurrent.futures.Future = concurrent.futures.Future()  # type: ignore[type-arg]
+    future.set_result(value)
     return future
 
 
@@ -44,7 +43,11 @@ def view(name: str, phase: Phase, pid: int | None = 4121, buffer: OutputBuffer |
         kill_sent_at=None, deadline=None, deadline_action=action, extend_step=30.0,
         outcome=None, restart_at=None, leftover=False,
     )
-    return replace(base, **kw)  # type: ignore[arg-type]
+    view = replace(base, **kw)  # type: ignore[arg-type]
+    if view.deadline is not None and view.window_start is None:
+        start = view.kill_sent_at if phase is Phase.KILLING else view.stop_requested_at
+        view = replace(view, window_start=start)
+    return view
 
 
 def outcome(kind: OutcomeKind, text: str, pid: int = 4121) -> Outcome:
@@ -114,12 +117,21 @@ def final() -> list[ProcessView]:
     ]
 
 
+def many(count: int) -> list[ProcessView]:
+    return [view(f"worker-{i:02d}", Phase.RUNNING, 5000 + i, started_at=NOW - 60 - i,
+                 buffer=buffer([(Stream.STDOUT, f"worker {i}: job {j}") for j in range(5)]))
+            for i in range(count)]
+
+
 class FakeCore:
-    """Answers the console's questions with fixed views; records its commands."""
+    """Implements the console's Core protocol with fixed views, and records the commands
+    it is sent. A method the protocol does not name does not exist here either."""
+
+    crash: str | None = None
 
     def __init__(self, views: list[ProcessView]) -> None:
         self._views = views
-        self.commands: list[tuple[str, object]] = []
+        self.commands: list[tuple[str, tuple[object, ...]]] = []
 
     def views(self) -> list[ProcessView]:
         return self._views
@@ -130,15 +142,62 @@ class FakeCore:
     def all_ended(self) -> bool:
         return False
 
-    def outcomes(self) -> list[tuple[str, Outcome]]:
-        return [(v.name, v.outcome) for v in self._views if v.outcome is not None]
+    def final(self) -> list[tuple[str, Outcome | None]]:
+        return [(v.name, v.outcome) for v in self._views]
 
-    def __getattr__(self, name: str):  # stop, kill, extend, abandon, ...
-        def command(*args: object) -> concurrent.futures.Future[None]:
-            self.commands.append((name, args))
-            return _done()
+    def strays(self) -> list[int]:
+        return []
 
-        return command
+    def exit_status(self) -> int:
+        return 0
+
+    def _record(self, name: str, *args: object) -> concurrent.futures.Future[Reply]:
+        self.commands.append((name, args))
+        return _done(Reply(True))
+
+    def stop(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("stop", name)
+
+    def stop_all(self) -> concurrent.futures.Future[Reply]:
+        return self._record("stop_all")
+
+    def kill(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("kill", name)
+
+    def kill_all(self) -> concurrent.futures.Future[Reply]:
+        return self._record("kill_all")
+
+    def abandon(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("abandon", name)
+
+    def abandon_all(self) -> concurrent.futures.Future[Reply]:
+        return self._record("abandon_all")
+
+    def wait_without_deadline(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("wait_without_deadline", name)
+
+    def extend(self, name: str, by: float | None = None,
+               who: Who = Who.OPERATOR) -> concurrent.futures.Future[Reply]:
+        return self._record("extend", name, by)
+
+    def restart(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("restart", name)
+
+    def start_process(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("start_process", name)
+
+    def adopt(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("adopt", name)
+
+    def clear_output(self, name: str) -> concurrent.futures.Future[Reply]:
+        return self._record("clear_output", name)
+
+    def set_interactive(self, interactive: bool) -> concurrent.futures.Future[Reply]:
+        return self._record("set_interactive", interactive)
+
+    def want_usage(self, wanted: bool) -> concurrent.futures.Future[None]:
+        self.commands.append(("want_usage", (wanted,)))
+        return _done(None)
 
 
 def usage(pgids) -> dict[int, Usage]:  # type: ignore[no-untyped-def]
@@ -147,8 +206,7 @@ def usage(pgids) -> dict[int, Usage]:  # type: ignore[no-untyped-def]
     return {p: table[p] for p in pgids if p in table}
 
 
-def app(views: list[ProcessView], hint: str | None = None):  # type: ignore[no-untyped-def]
+def app(views: list[ProcessView], hint: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     from proctui.console.app import ProctuiApp
 
-    return ProctuiApp(FakeCore(views), clock=lambda: NOW, usage=usage,  # type: ignore[arg-type]
-                      hint=hint)
+    return ProctuiApp(FakeCore(views), clock=lambda: NOW, usage=usage, hint=hint)

@@ -7,6 +7,7 @@ import contextlib
 import os
 import re
 import signal
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -14,7 +15,7 @@ import pytest
 
 from proctui.config import OnTimeout
 from proctui.console.app import ProctuiApp
-from proctui.console.screens import AskScreen, ConfirmScreen
+from proctui.console.dialogs import AskScreen, ConfirmScreen
 from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind
 from proctui.core.supervisor import Supervisor
@@ -22,6 +23,7 @@ from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec
 
 SIZE = (100, 30)
+SIZES = [(120, 30), (80, 24), (60, 15)]
 
 
 async def until(pilot, predicate: Callable[[], object], timeout: float = 15.0,
@@ -35,12 +37,12 @@ async def until(pilot, predicate: Callable[[], object], timeout: float = 15.0,
 
 
 @contextlib.asynccontextmanager
-async def console(specs, **kw) -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
+async def console(specs, size=SIZE, **kw) -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
     sup = Supervisor(specs, interactive=True, **kw)
     sup.start()
     app = ProctuiApp(sup)
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             yield app, pilot, sup
     finally:
         if not sup.all_ended():
@@ -56,22 +58,28 @@ def header(app: ProctuiApp, name: str) -> str:
     return app.panes[name].header.render().plain
 
 
-def screen_text(app: ProctuiApp) -> str:
-    """The visible lines of the selected pane, as plain text."""
-    output = app.selected_pane.output
-    return "\n".join(strip.text for strip in output._rows)
+def pane_text(app: ProctuiApp) -> str:
+    return app.selected_pane.output.text()
+
+
+def screen(app: ProctuiApp) -> str:
+    """The whole screen as plain text, as the terminal would show it."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def wait_ready(pilot, sup, *names: str) -> None:
-    def ready() -> bool:
-        for name in names:
-            lines = sup.buffer(name).read(0).lines
-            if "ready" not in lines:
-                return False
-        return True
+    await until(pilot, lambda: all("ready" in sup.buffer(n).read(0).lines for n in names),
+                what=f"{names} ready")
 
-    await until(pilot, ready, what=f"{names} ready")
 
+async def asked(pilot, app, armed: bool = True) -> AskScreen:
+    await until(pilot, lambda: isinstance(app.screen, AskScreen), what="the question")
+    if armed:
+        await until(pilot, lambda: app.screen.armed, what="the dialog to arm")
+    return app.screen
+
+
+# -- selecting, stopping, killing -----------------------------------------------------------
 
 async def test_selecting_processes():
     async with console([pyspec("one", POLITE), pyspec("two", POLITE),
@@ -98,14 +106,13 @@ async def test_stop_one_and_the_outcome_stays_visible():
         await pilot.press("s")
         await until(pilot, lambda: view(sup, "web").outcome is not None, what="web to stop")
         assert view(sup, "web").outcome.kind is OutcomeKind.STOPPED
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "stopped after" in header(app, "web"), what="the header")
         assert re.search(r"stopped after \d+\.\ds: exit code 0", header(app, "web"))
-        assert "stopped after" in screen_text(app)  # at the end of its pane
+        await until(pilot, lambda: "stopped after" in pane_text(app), what="the pane's end")
         assert view(sup, "other").phase is Phase.RUNNING
-        assert not app.is_headless or app.return_code is None  # still open
 
 
-async def test_countdown_appears_decreases_and_extend_moves_it():
+async def test_countdown_decreases_extend_moves_it_and_the_bar_refills():
     stub = pyspec("stub", STUBBORN, stop_timeout=20, extend_step=30)
     async with console([stub]) as (app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
@@ -117,13 +124,15 @@ async def test_countdown_appears_decreases_and_extend_moves_it():
 
         first = left()
         assert 15 <= first <= 20
-        assert "SIGTERM sent" in header(app, "stub") and "█" in header(app, "stub")
         await until(pilot, lambda: left() <= first - 1.0, what="the countdown to decrease")
         before = view(sup, "stub").deadline
         await pilot.press("e")
         await until(pilot, lambda: view(sup, "stub").deadline != before, what="extend")
         assert view(sup, "stub").deadline == pytest.approx(before + 30)
         await until(pilot, lambda: left() > 40, what="the countdown to jump")
+        # 40-odd seconds left of a fresh window: the bar is measured over that window.
+        bar = re.search(r"([█░]+)", header(app, "stub")).group(1)
+        assert bar.count("█") >= len(bar) - 1, bar
         await pilot.press("K")
         await until(pilot, lambda: view(sup, "stub").outcome is not None, what="kill")
         assert view(sup, "stub").outcome.kind is OutcomeKind.KILLED
@@ -133,10 +142,8 @@ async def test_kill_now():
     async with console([pyspec("stub", STUBBORN, stop_timeout=60)]) as (_app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
         pid = view(sup, "stub").pid
-        started = time.monotonic()
         await pilot.press("K")
         await until(pilot, lambda: view(sup, "stub").outcome is not None, what="kill")
-        assert time.monotonic() - started < 10
         assert view(sup, "stub").outcome.text == "killed with SIGKILL by operator"
         assert not alive(pid)
 
@@ -147,35 +154,83 @@ async def test_abandon_asks_first_and_leaves_it_running():
         pid = view(sup, "stub").pid
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")
-        await pilot.pause(0.2)
+        await pilot.press("enter")  # No has the focus: Enter never abandons
+        assert not isinstance(app.screen, ConfirmScreen)
         assert view(sup, "stub").outcome is None
-        await pilot.press("a")
-        await pilot.press("y")
+        await pilot.press("a", "y")
         await until(pilot, lambda: view(sup, "stub").outcome is not None, what="abandon")
         assert view(sup, "stub").outcome.kind is OutcomeKind.ABANDONED
         assert alive(pid)
+        # Every key says what it did: K on an abandoned process that still runs.
+        await pilot.press("K")
+        await until(pilot, lambda: any("left running" in n.message
+                                       for n in app._notifications), what="the feedback")
         os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("key", ["k", "e", "a", "w"])
-async def test_ask_modal_choices(key):
-    stub = pyspec("stub", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK, extend_step=5)
-    async with console([stub]) as (app, pilot, sup):
+async def test_s_on_a_process_that_has_ended_says_so():
+    async with console([pyspec("quick", "print('done')")]) as (app, pilot, sup):
+        await until(pilot, lambda: view(sup, "quick").phase is Phase.ENDED, what="the end")
+        await pilot.press("s")
+        await until(pilot, lambda: any("has already ended (exited: exit code 0)" in n.message
+                                       for n in app._notifications), what="the feedback")
+
+
+# -- the decision at the deadline -----------------------------------------------------------
+
+def parked(**kw) -> list:
+    return [pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK,
+                   extend_step=5, **kw)]
+
+
+@pytest.mark.parametrize("key", ["enter", "escape"])
+async def test_enter_and_escape_never_kill_or_abandon(key):
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        await pilot.press("s")
+        question = await asked(pilot, app)
+        assert question.focused.id == "later"
+        await pilot.press(key)
+        await until(pilot, lambda: not isinstance(app.screen, AskScreen), what="later")
+        await pilot.pause(0.5)
+        assert view(sup, "stub").phase is Phase.DECIDING, "parked, still waiting"
+        assert view(sup, "stub").outcome is None
+        assert not isinstance(app.screen, AskScreen), "later means not asked again now"
+        sup.kill("stub")
+
+
+async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so():
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        await pilot.press("s")
+        question = await asked(pilot, app, armed=False)
+        assert "arming" in screen(app)
+        await pilot.press("K", "a", "e", "enter")  # typed for the main screen
+        assert isinstance(app.screen, AskScreen) and not question.armed
+        assert view(sup, "stub").phase is Phase.DECIDING
+        await until(pilot, lambda: question.armed, what="arming")
+        assert "arming" not in screen(app)
+        await pilot.press("K")
+        await until(pilot, lambda: view(sup, "stub").outcome is not None, what="the kill")
+        assert view(sup, "stub").outcome.kind is OutcomeKind.KILLED
+
+
+@pytest.mark.parametrize("key", ["K", "e", "a", "w"])
+async def test_the_decision_keys(key):
+    async with console(parked()) as (_app, pilot, sup):
+        app = _app
         await wait_ready(pilot, sup, "stub")
         pid = view(sup, "stub").pid
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, AskScreen), what="the ask modal")
-        assert view(sup, "stub").phase is Phase.DECIDING
+        await asked(pilot, app)
         await pilot.press(key)
-        if key == "k":
+        if key == "K":
             await until(pilot, lambda: view(sup, "stub").outcome is not None, what="kill")
             assert view(sup, "stub").outcome.kind is OutcomeKind.KILLED
         elif key == "e":
             await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING,
                         what="extension")
-            left = view(sup, "stub").deadline - time.monotonic()
-            assert 3 < left <= 5.1
+            assert 3 < view(sup, "stub").deadline - time.monotonic() <= 5.1
             sup.kill("stub")
         elif key == "a":
             await until(pilot, lambda: view(sup, "stub").outcome is not None, what="abandon")
@@ -183,26 +238,157 @@ async def test_ask_modal_choices(key):
             assert alive(pid)
             os.kill(pid, signal.SIGKILL)
         else:
-            await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING,
-                        what="waiting")
+            await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING, what="wait")
             assert view(sup, "stub").deadline is None
             await until(pilot, lambda: "waiting without a deadline" in header(app, "stub"),
                         what="the header to say so")
             sup.kill("stub")
 
 
+async def test_digits_set_the_extension_and_every_deadline_after_it_asks_again():
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        await pilot.press("s")
+        await asked(pilot, app)
+        await pilot.press("2", "e")  # extend by 2 seconds, not the configured 5
+        await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING, what="extension")
+        assert 1 < view(sup, "stub").deadline - time.monotonic() <= 2.1
+        question = await asked(pilot, app)
+        assert question.view.decisions == 2, "the new deadline asks again"
+        await pilot.press("K")
+        await until(pilot, lambda: view(sup, "stub").outcome is not None, what="the kill")
+
+
+async def test_several_waiting_processes_are_one_queue_with_a_pause_between():
+    specs = [pyspec(n, STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK) for n in "ab"]
+    async with console(specs) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "a", "b")
+        await pilot.press("q")
+        first = await asked(pilot, app)
+        await until(pilot, lambda: "1 of 2 waiting" in screen(app), what="the queue")
+        name = first.view.name
+        await pilot.press("K", "K")  # a repeated key must not answer the next question
+        await until(pilot, lambda: view(sup, name).outcome is not None, what="the first kill")
+        other = "b" if name == "a" else "a"
+        assert not isinstance(app.screen, AskScreen), "the next comes after a visible pause"
+        await pilot.pause(0.3)
+        assert view(sup, other).phase is Phase.DECIDING
+        second = await asked(pilot, app)
+        assert second.view.name == other and "1 of 1 waiting" in screen(app)
+        await pilot.press("K")
+        await until(pilot, lambda: not app.is_running, what="the app to exit")
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_question_names_the_process_pid_and_time_at_every_size(size):
+    async with console(parked(), size=size) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        pid = view(sup, "stub").pid
+        await pilot.press("s")
+        await asked(pilot, app)
+        text = screen(app)
+        assert f"stub · pid {pid} · 1 of 1 waiting" in text, text
+        assert re.search(r"SIGTERM sent \d+\.\ds ago", text), text
+        assert "Kill K" in text and "Later Esc" in text, text
+        sup.kill("stub")
+
+
+# -- everything within reach ----------------------------------------------------------------
+
+async def test_help_lists_every_key():
+    from proctui.console.keys import DIALOG, MAIN
+
+    async with console([pyspec("web", POLITE)], size=(100, 60)) as (app, pilot, _sup):
+        await pilot.press("question_mark")
+        text = screen(app)
+        for key in MAIN + DIALOG:
+            assert key.help[:40] in text, key.help
+        await pilot.press("escape")
+        assert not app.screen.query("#help")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 15)])
+async def test_twenty_processes_the_table_scrolls_and_the_grid_pages(size):
+    specs = [pyspec(f"p{i:02d}", POLITE) for i in range(20)]
+    async with console(specs, size=size) as (app, pilot, _sup):
+        await pilot.pause(0.3)
+        assert "more (j/k)" in screen(app)
+        for _ in range(14):
+            await pilot.press("j")
+        assert app.selected_view.name == "p14"
+        text = screen(app)
+        assert "▶" in text and re.search(r"▶. p14", text), text
+        assert "above" in text
+        await pilot.press("z")
+        await pilot.pause(0.2)
+        shown = [p for p in app.panes.values() if p.display]
+        assert 0 < len(shown) < 20 and app.panes["p14"].display
+        # Room for the header and three lines of output in each, besides the border.
+        assert all(p.size.height >= 4 and p.outer_size.height >= 6 for p in shown), \
+            [p.outer_size for p in shown]
+        assert re.search(r"panes \d+-\d+ of 20", screen(app)), screen(app)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_key_bar_and_hint_never_cut_a_word(size):
+    sup = Supervisor([pyspec("web", POLITE)], interactive=True)
+    sup.start()
+    from proctui.console.keys import bar_items, hint
+    from proctui.demo import HINT
+
+    app = ProctuiApp(sup, hint=hint("demo", HINT))
+    try:
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause(0.2)
+            lines = screen(app).splitlines()
+            bar = lines[-1].strip()
+            words = {f"{k} {label}" for k, label in bar_items()}
+            assert bar and all(part.strip() in words for part in bar.split("  ")), bar
+            hint_line = next(line for line in lines if line.strip().startswith("demo"))
+            items = set(hint("demo", HINT))
+            assert all(part.strip() in items for part in hint_line.split("·")), hint_line
+    finally:
+        sup.abandon_all().result(timeout=5)
+        sup.close()
+
+
+async def test_a_paused_process_shows_as_paused():
+    async with console([pyspec("web", POLITE)]) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "web")
+        os.kill(view(sup, "web").pid, signal.SIGSTOP)
+        await until(pilot, lambda: "paused" in screen(app), what="the pause to show")
+        os.kill(view(sup, "web").pid, signal.SIGCONT)
+        await until(pilot, lambda: "paused" not in screen(app), what="running again")
+
+
+async def test_output_before_the_first_frame_gets_the_activity_mark():
+    sup = Supervisor([pyspec("one", POLITE), pyspec("two", POLITE)], interactive=True)
+    sup.start()
+    try:
+        deadline = time.monotonic() + 10
+        while "ready" not in sup.buffer("two").read(0).lines and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        app = ProctuiApp(sup)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(0.2)
+            assert app._table.rows[1].active, "two printed before the console opened"
+            assert not app._table.rows[0].active, "one is selected: nothing to point at"
+    finally:
+        sup.abandon_all().result(timeout=5)
+        sup.close()
+
+
+# -- quitting ---------------------------------------------------------------------------------
+
 async def test_quit_with_a_term_ignoring_child_exits_after_the_kill():
-    # A generous timeout: on a busy machine Pilot's own waits take a while, and the
-    # panel must still show the countdown when the test looks.
     specs = [pyspec("web", POLITE), pyspec("stub", STUBBORN, stop_timeout=4.0)]
     async with console(specs) as (app, pilot, sup):
         await wait_ready(pilot, sup, "web", "stub")
         stub = view(sup, "stub").pid
         await pilot.press("q")
         assert app.quitting
-        await until(pilot, lambda: app.query_one("#shutdown").display, what="shutdown panel")
-        panel = app.query_one("#shutdown").render().plain
-        assert "stub" in panel and "SIGKILL in" in panel
+        await until(pilot, lambda: "SIGKILL in" in screen(app), what="shutdown panel")
+        assert "Quitting" in screen(app)
         await until(pilot, lambda: not app.is_running, what="the app to exit")
         assert view(sup, "stub").outcome.text == "killed with SIGKILL after 4s stop timeout"
         assert not alive(stub)
@@ -213,9 +399,9 @@ async def test_ctrl_q_and_ctrl_c_go_through_the_stop_sequence():
         async with console([pyspec("stub", STUBBORN, stop_timeout=30)]) as (app, pilot, sup):
             await wait_ready(pilot, sup, "stub")
             await pilot.press(key)
-            await pilot.pause(0.3)
+            await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING,
+                        what="the stop")
             assert app.is_running, f"{key} exited without stopping"
-            assert view(sup, "stub").phase is Phase.STOPPING
             await pilot.press("q")  # again: offers kill all now
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("y")
@@ -228,75 +414,77 @@ async def test_palette_quit_goes_through_the_stop_sequence():
         await wait_ready(pilot, sup, "stub")
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         await commands["Quit"].callback()
-        await pilot.pause(0.2)
+        await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING, what="the stop")
         assert app.is_running and app.quitting
-        assert view(sup, "stub").phase is Phase.STOPPING
         sup.kill("stub")
         await until(pilot, lambda: not app.is_running, what="the app to exit")
 
+
+async def test_sighup_stops_everything_with_ask_acting_as_kill():
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        # What the hangup handler does:
+        sup.set_interactive(False)
+        sup.stop_all()
+        app.hangup = "SIGHUP"
+        await until(pilot, lambda: not app.is_running, what="the app to exit")
+        assert view(sup, "stub").outcome.text == "killed with SIGKILL after 0.3s stop timeout"
+
+
+# -- output -----------------------------------------------------------------------------------
 
 async def test_markup_and_escapes_in_output_and_names_are_shown_as_text():
     code = ("print('[/bold] [bold red]x[/] [@click=quit]q[/] \\x1b[31mred\\x1b[0m "
             "\\x1b]0;title\\x07\\x1b[2Jend', flush=True)\n"
             "import time\nwhile True: time.sleep(1)\n")
     async with console([pyspec("[/bold]name", code)]) as (app, pilot, _sup):
-        await until(pilot, lambda: "end" in screen_text(app), what="the output")
-        text = screen_text(app)
+        await until(pilot, lambda: "end" in pane_text(app), what="the output")
+        text = pane_text(app)
         assert "[/bold] [bold red]x[/] [@click=quit]q[/] red end" in text
         assert "\x1b" not in text
         assert "[/bold]name" in header(app, "[/bold]name")
-        await pilot.press("j")  # still alive and responsive
+        await pilot.press("j")
         assert app.is_running
 
 
-async def test_follow_pauses_on_scroll_and_end_resumes():
+async def test_scrolling_holds_the_pane_and_end_follows_again():
     code = "for i in range(500): print(f'line {i}')\nimport time\nwhile True: time.sleep(1)\n"
     async with console([pyspec("many", code)]) as (app, pilot, _sup):
-        await until(pilot, lambda: "line 499" in screen_text(app), what="the output")
-        await pilot.press("pageup")
+        await until(pilot, lambda: "line 499" in pane_text(app), what="the output")
         output = app.selected_pane.output
+        await pilot.press("z", "z")  # a layout change (a resize) never stops following
+        await pilot.pause(0.2)
+        assert output.follow
+        await pilot.press("pageup")
         assert not output.follow
-        assert "line 499" not in screen_text(app)
-        assert "paused" in header(app, "many")
+        await pilot.pause(0.2)
+        assert "line 499" not in pane_text(app)
+        assert "held at" in header(app, "many")
         await pilot.press("end")
         assert output.follow
-        await pilot.pause(0.1)
-        assert "line 499" in screen_text(app)
+        await pilot.pause(0.2)
+        assert "line 499" in pane_text(app)
+
 
 
 async def test_search_finds_and_highlights():
     code = ("for i in range(200): print(f'row {i}' + (' needle' if i % 50 == 7 else ''))\n"
             "import time\nwhile True: time.sleep(1)\n")
     async with console([pyspec("hay", code)]) as (app, pilot, _sup):
-        await until(pilot, lambda: "row 199" in screen_text(app), what="output")
-        await pilot.press("slash")
-        await pilot.press(*"needle")
-        await pilot.press("enter")
+        await until(pilot, lambda: "row 199" in pane_text(app), what="output")
+        await pilot.press("slash", *"needle", "enter")
         assert len(app._matches) == 4
-        assert "row 157 needle" in screen_text(app)
+        await pilot.pause(0.1)
+        assert "row 157 needle" in pane_text(app)
         await pilot.press("n")
         await pilot.pause(0.1)
-        assert "row 107 needle" in screen_text(app)
-        # letters are keys again once the search box is closed
-        await pilot.press("j")
+        assert "row 107 needle" in pane_text(app)
+        await pilot.press("j")  # letters are keys again once the search box is closed
         assert app.is_running
 
 
-async def test_sighup_stops_everything_with_ask_acting_as_kill():
-    stub = pyspec("stub", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)
-    async with console([stub]) as (app, pilot, sup):
-        await wait_ready(pilot, sup, "stub")
-        # What run_console's SIGHUP handler does:
-        sup.set_interactive(False)
-        sup.stop_all()
-        app.hangup = "SIGHUP"
-        await until(pilot, lambda: not app.is_running, what="the app to exit")
-        assert view(sup, "stub").outcome.text == "killed with SIGKILL after 0.5s stop timeout"
-
-
 async def test_flood_keeps_the_console_responsive(monkeypatch):
-    """Keys act and the screen keeps refreshing while a child floods. (Latency figures
-    are for the benchmarks; Pilot's own idle-waiting makes wall times meaningless here.)"""
+    """Keys act and the screen keeps refreshing while a child floods."""
     flood = pyspec("flood", "import sys\nwhile True: sys.stdout.write('x' * 60 + '\\n')\n")
     ticks: list[float] = []
     tick = ProctuiApp.tick
@@ -307,7 +495,7 @@ async def test_flood_keeps_the_console_responsive(monkeypatch):
 
     monkeypatch.setattr(ProctuiApp, "tick", counted)
     async with console([flood, pyspec("calm", POLITE)]) as (app, pilot, sup):
-        await until(pilot, lambda: view(sup, "flood").lines > 100_000, what="flood")
+        await until(pilot, lambda: sup.buffer("flood").total > 100_000, what="flood")
         await pilot.press("j")
         assert app.selected_view.name == "calm"
         ticks.clear()
@@ -317,12 +505,24 @@ async def test_flood_keeps_the_console_responsive(monkeypatch):
         await until(pilot, lambda: view(sup, "flood").outcome is not None, what="flood stop")
 
 
-def test_the_console_never_signals_a_process_itself():
-    from pathlib import Path
+async def test_the_console_never_signals_a_process_itself(monkeypatch):
+    """Every key, with the OS's signal calls watched: only the core's thread sends."""
+    sent: list[tuple[str, str]] = []
+    for module, name in ((os, "kill"), (os, "killpg"), (signal, "pidfd_send_signal")):
+        real = getattr(module, name)
 
-    import proctui.console
+        def watched(*args, _real=real, _name=name):  # type: ignore[no-untyped-def]
+            sent.append((threading.current_thread().name, _name))
+            return _real(*args)
 
-    for path in Path(proctui.console.__file__).parent.glob("*.py"):
-        source = path.read_text()
-        for call in ("os.kill(", "killpg(", "send_signal(", "pidfd_send_signal("):
-            assert call not in source, f"{path.name} calls {call}"
+        monkeypatch.setattr(module, name, watched)
+    specs = [pyspec("stub", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK),
+             pyspec("web", POLITE)]
+    async with console(specs) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub", "web")
+        for key in ("j", "k", "z", "z", "w", "f", "c", "s", "e", "r", "S", "K"):
+            await pilot.press(key)
+        await pilot.press("q")
+        await until(pilot, lambda: not app.is_running, timeout=30, what="the app to exit")
+    assert sent, "the core sent the signals, and this test saw them"
+    assert {thread for thread, _ in sent} == {"proctui-core"}, sent

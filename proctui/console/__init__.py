@@ -1,83 +1,56 @@
-"""The Textual console. Imported only when a console opens: the core, the CLI's fast
-paths and the headless runner never import Textual."""
+"""The Textual console. The supervisor starts the processes first; Textual is imported
+only then, so on a slow board the services do not wait for the console to load."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sys
-import threading
-import time
 from collections.abc import Sequence
 
 from proctui.config import ProcessSpec
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 
-FALLBACK_POLL = 0.05
-HANGUP_GRACE = 3.0  # seconds Textual gets to close after a hangup, once all ended
-
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
-                leftover_defaults: ProcessSpec | None = None, hint: str | None = None,
-                stop_after: float | None = None) -> int:
+                leftover_defaults: ProcessSpec | None = None,
+                hint: tuple[tuple[str, str], ...] = (),
+                stop_after: float | None = None, refresh_hz: float | None = None) -> int:
     """Open the console on ``specs``; returns proctui's exit status once all have ended."""
-    from proctui.console.app import ProctuiApp
+    from proctui import hangup
     from proctui.core.report import summary_lines
-    from proctui.headless import Printer, use_colour
 
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
-    app: ProctuiApp | None = None
-    console_done = threading.Event()
+    app = None
 
-    def hangup(signum: int, _frame: object) -> None:
-        # The operator is gone (SSH dropped) or the system is shutting down: nobody can
-        # answer an "ask" any more, so it acts as kill; stop everything now.
-        sup.set_interactive(False)
-        sup.stop_all()
+    def on_signal(name: str) -> None:
         if app is not None:
-            app.hangup = signal.Signals(signum).name
-        threading.Thread(target=exit_when_stopped, name="proctui-hangup", daemon=True).start()
+            app.hangup = name
 
-    def exit_when_stopped() -> None:
-        """After a hangup, Textual can block for ever writing to the terminal that went
-        away. Once every process has ended (bounded by the timeouts), give it a moment to
-        close by itself, then end proctui: there is nothing left to supervise."""
-        while not sup.all_ended():
-            time.sleep(FALLBACK_POLL)
-        if console_done.wait(HANGUP_GRACE):
-            return
-        status = sup.exit_status()
-        with contextlib.suppress(Exception):
-            if run_dir is not None:
-                run_dir.close()
-        os._exit(status)
+    def cleanup() -> None:
+        if run_dir is not None:
+            run_dir.close()
 
-    previous = {sig: signal.signal(sig, hangup) for sig in (signal.SIGHUP, signal.SIGTERM)}
-    try:
+    with hangup.handled(sup, on_signal, cleanup) as closed:
         sup.start()
-        app = ProctuiApp(sup, hint=hint, stop_after=stop_after)
         try:
+            from proctui.console.app import REFRESH_HZ, ProctuiApp
+            from proctui.console.keys import hint as hint_items
+
+            app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
+                             stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ)
             app.run()
         finally:
-            console_done.set()
-            if not sup.all_ended():
-                # The console ended without finishing the stop (it crashed, or the terminal
-                # went away): finish it here, bounded by the same timeouts.
-                sup.set_interactive(False)
-                sup.stop_all()
-                while not sup.all_ended():
-                    time.sleep(FALLBACK_POLL)
-        printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
-        for line in summary_lines(sup.final(), sup.views(), sup.strays()):
-            printer.say(line)
-        if sup.crash:
-            printer.say(f"internal error: {sup.crash}")
-        printer.finish(2.0)
-        return sup.exit_status()
-    finally:
-        sup.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            closed.set()
+            hangup.finish_stop(sup)
+            status = sup.exit_status()
+            sup.close()
+    from proctui.headless import Printer, use_colour
+
+    printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
+    for line in summary_lines(sup.final(), sup.views(), sup.strays()):
+        printer.say(line)
+    if sup.crash:
+        printer.say(f"internal error: {sup.crash}")
+    printer.finish(2.0)
+    return status

@@ -1,32 +1,36 @@
-"""The Textual console: a frontend over the supervisor core.
+"""The Textual console: a frontend over the core's command API and snapshots.
 
 It pulls views and output from the core at a steady rate (never one message per line),
-sends it commands, and never signals a process itself. Every way out (q, ctrl+c, ctrl+q,
-the palette's Quit, SIGHUP, SIGTERM) goes through the stop sequence.
+sends it commands, shows their replies, and never signals a process itself. Every way
+out (q, ctrl+c, ctrl+q, the palette's Quit, SIGHUP, SIGTERM) goes through the stop
+sequence.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
-from proctui.console.screens import AskScreen, ConfirmScreen, Decision, HelpScreen
-from proctui.console.widgets import ProcessPane, ProcessTable, Row, ShutdownPanel
+from proctui.console import keys
+from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision, HelpScreen
+from proctui.console.output import ProcessPane
+from proctui.console.panels import Hint, KeyBar, ShutdownPanel
+from proctui.console.questions import Questions
+from proctui.console.table import ProcessTable, Row
+from proctui.core.api import Core
 from proctui.core.machine import Phase
-from proctui.core.outcome import seconds
-from proctui.core.supervisor import Supervisor
-from proctui.core.view import ProcessView, Usage
+from proctui.core.view import ProcessView, Reply, Usage
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
-USAGE_EVERY = 1.0
+MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
 
 
 def _css_path() -> Path:
@@ -44,55 +48,27 @@ class ProctuiApp(App[None]):
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
     AUTO_FOCUS = None  # keys belong to the app; the search box takes focus only when opened
+    BINDINGS = keys.bindings(keys.MAIN)
 
-    BINDINGS = [
-        Binding("up,k", "select(-1)", "Up", show=False),
-        Binding("down,j", "select(1)", "Down", show=False),
-        *[Binding(str(i), f"select_index({i - 1})", show=False) for i in range(1, 10)],
-        Binding("s", "stop", "Stop"),
-        Binding("S", "start", "Start", show=False),
-        Binding("r", "restart", "Restart", show=False),
-        Binding("K", "kill", "Kill"),
-        Binding("e", "extend", "Extend"),
-        Binding("a", "abandon", "Abandon"),
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
-        Binding("Q", "abandon_and_exit", "Abandon all", show=False),
-        Binding("z", "zoom", "Layout"),
-        Binding("f", "follow", "Follow", show=False),
-        Binding("w", "wrap", "Wrap", show=False),
-        Binding("slash", "search", "Search"),
-        Binding("n", "next_match(-1)", "Older match", show=False),
-        Binding("N", "next_match(1)", "Newer match", show=False),
-        Binding("c", "clear", "Clear", show=False),
-        Binding("question_mark", "help", "Help"),
-        Binding("end", "end", "Follow", show=False),
-        Binding("home", "home", show=False),
-        Binding("pageup", "page(-1)", show=False),
-        Binding("pagedown", "page(1)", show=False),
-    ]
-
-    def __init__(self, supervisor: Supervisor, *, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, core: Core, *, clock: Callable[[], float] = time.monotonic,
                  usage: Callable[[Iterable[int]], dict[int, Usage]] | None = None,
-                 hint: str | None = None, refresh_hz: float = REFRESH_HZ,
+                 hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
                  stop_after: float | None = None) -> None:
         super().__init__()
-        self.stop_after = stop_after
-        self.sup = supervisor
+        self.core = core
         self.clock = clock
         self.usage = usage  # a test's fixed figures; else the core's, in each view
         self.hint = hint
         self.refresh_hz = refresh_hz
-        self.views: list[ProcessView] = supervisor.views()
+        self.stop_after = stop_after
+        self.views: list[ProcessView] = core.views()
         self.selected = 0
         self.grid = False
         self.quitting = False
         self.hangup: str | None = None
-        self._seen: dict[str, int] = {v.name: v.lines for v in self.views}
+        self.questions = Questions()
+        self._seen: dict[str, int] = {v.name: 0 for v in self.views}
         self._active: set[str] = set()
-        self._asked: set[tuple[str, float | None]] = set()
-        self._usage: dict[int, Usage] = {}
         self._matches: list[int] = []
         self._match_index = -1
         self.panes: dict[str, ProcessPane] = {}
@@ -102,106 +78,151 @@ class ProctuiApp(App[None]):
     def compose(self) -> ComposeResult:
         yield ProcessTable(id="table")
         if self.hint:
-            yield Static(self.hint, id="hint", markup=False)
+            yield Hint(id="hint")
+        yield Static(id="grid-info")
         with Container(id="panes"):
             for view in self.views:
-                pane = ProcessPane(view.name, self.sup.buffer(view.name), classes="pane")
+                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
                 self.panes[view.name] = pane
                 yield pane
         yield ShutdownPanel(id="shutdown")
-        yield Input(placeholder="search the selected pane (Enter to find, Escape to close)",
-                    id="search")
-        yield Footer()
+        yield Input(placeholder="search the pane (Enter finds, Escape closes)", id="search")
+        yield KeyBar(id="keys")
 
     def on_mount(self) -> None:
-        # Held, not queried each tick: a tick may still fire while the app is closing.
         self._table = self.query_one(ProcessTable)
         self._panel = self.query_one(ShutdownPanel)
         self._search = self.query_one("#search", Input)
+        if self.hint:
+            self.query_one(Hint).items = self.hint
         self._close_search()
         self._layout()
         self.tick()
         self.set_interval(1 / self.refresh_hz, self.tick)
-        self.sample_usage()
-        if self.usage is not None:
-            self.set_interval(USAGE_EVERY, self.sample_usage)
-        else:
-            self.sup.want_usage(True)
+        if self.usage is None:
+            self.core.want_usage(True)
         if self.stop_after is not None:
             self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
                 f"--stop-after {self.stop_after:g}s"))
 
+    def on_resize(self) -> None:
+        self._layout()
+
     def _layout(self) -> None:
+        """Which panes show: the selected one, or the page of the grid that holds it
+        (never a pane too small for its header and three lines)."""
         panes = self.query_one("#panes", Container)
         panes.set_class(self.grid, "grid")
+        names = [v.name for v in self.views]
         selected = self.selected_view.name if self.views else None
+        shown = {selected}
+        info = ""
+        if self.grid and names:
+            width, height = panes.size if panes.size.height else self.size
+            cols = max(1, min(2, width // MIN_PANE[0]))
+            rows = max(1, height // MIN_PANE[1])
+            page = cols * rows
+            first = (self.selected // page) * page
+            shown = set(names[first:first + page])
+            panes.styles.grid_size_columns = min(cols, len(shown))
+            panes.styles.grid_size_rows = -(-len(shown) // cols)
+            if len(names) > page:
+                info = (f" panes {first + 1}-{first + len(shown)} of {len(names)} · "
+                        f"{keys.shown('select(1)')}/{keys.shown('select(-1)')} move through "
+                        "them")
+        grid_info = self.query_one("#grid-info", Static)
+        grid_info.update(info)
+        grid_info.display = bool(info)
         for name, pane in self.panes.items():
-            pane.display = self.grid or name == selected
+            pane.display = name in shown
             pane.set_class(self.grid and name == selected, "-selected")
 
     # -- the steady pull from the core ------------------------------------------------
 
     def tick(self) -> None:
         now = self.clock()
-        self.views = views = self.sup.views()
+        self.views = views = self.core.views()
+        selected = self.selected_view.name if views else ""
         for view in views:
-            total = view.lines
-            if total != self._seen.get(view.name):
+            total = self.core.buffer(view.name).output_total
+            if total != self._seen.get(view.name, 0):
                 self._seen[view.name] = total
-                if self.views[self.selected].name != view.name:
+                if view.name != selected:
                     self._active.add(view.name)
-        rows = [Row(v, self._usage.get(v.pgid) if self.usage and v.pgid else v.usage,
-                    v.name in self._active)
-                for v in views]
-        self._table.update_rows(rows, self.selected, now)
+        fixed = self.usage(v.pgid for v in views if v.pgid) if self.usage else {}
+        self._table.rows = tuple(
+            Row(v, fixed.get(v.pgid) if self.usage and v.pgid else v.usage,
+                v.name in self._active, i + 1 if i < 9 else 0)
+            for i, v in enumerate(views))
+        self._table.selected = self.selected
+        stopping = any(v.phase.stopping for v in views)
+        self._table.second = int(now * 10) if stopping else int(now) * 10
         for view in views:
             pane = self.panes.get(view.name)
             if pane is not None and pane.display:
-                pane.header.update_view(view, now, pane.output.position)
-                pane.output.update_rows()
-        panel = self._panel
-        panel.display = self.quitting
+                pane.show(view, now)
+        self._panel.display = self.quitting
         if self.quitting:
-            panel.update_views(views, now)
-        self._ask_decisions(views, now)
+            self._panel.show(views, now)
+        self._ask(views, now)
         if self.hangup is not None and not self.quitting:
             self._begin_quit(f"received {self.hangup}")
-        if self.quitting and self.sup.all_ended():
+        if self.quitting and self.core.all_ended():
             self.exit()
 
-    def sample_usage(self) -> None:
-        if self.usage is not None:
-            pgids = [v.pgid for v in self.views if v.pgid and v.phase is not Phase.ENDED]
-            self._usage = self.usage(pgids)
+    # -- questions at a deadline --------------------------------------------------------
 
-    def _ask_decisions(self, views: list[ProcessView], now: float) -> None:
+    def _ask(self, views: list[ProcessView], now: float) -> None:
+        screen = self.screen
+        if isinstance(screen, AskScreen):
+            current = next((v for v in views if v.name == screen.view.name), None)
+            if current is None or current.phase is not Phase.DECIDING or \
+                    current.decisions != screen.view.decisions:
+                screen.dismiss(None)  # answered elsewhere (a key, another console, the end)
+                self.questions.done(screen.key, now)
+                return
+            screen.show(current, *self.questions.place(current, views, now), now)
+            return
         if len(self.screen_stack) > 1:
-            return  # one modal at a time
-        for view in views:
-            key = (view.name, view.stop_requested_at)
-            if view.phase is not Phase.DECIDING or key in self._asked:
-                continue
-            self._asked.add(key)
-            waited = seconds(now - (view.stop_requested_at or now))
-            name = view.name
-
-            def decided(decision: Decision | None, name: str = name) -> None:
-                self._apply_decision(name, decision)
-
-            self.push_screen(AskScreen(view.name, view.pid, waited, view.extend_step), decided)
+            return  # another dialog is open: one at a time
+        upcoming = self.questions.next(views, now)
+        if upcoming is None:
             return
+        view, position, count = upcoming
+        question = AskScreen(view, position, count, now)
 
-    def _apply_decision(self, name: str, decision: Decision | None) -> None:
-        if decision is None:
-            return
+        def answered(decision: Decision | None) -> None:
+            self.questions.done(question.key, self.clock())
+            if decision is not None:
+                self._decide(view.name, decision)
+
+        self.push_screen(question, answered)
+
+    def _decide(self, name: str, decision: Decision) -> None:
         if decision.action == "kill":
-            self.sup.kill(name)
+            self._send(self.core.kill(name))
         elif decision.action == "extend":
-            self.sup.extend(name, decision.seconds)
+            self._send(self.core.extend(name, decision.seconds))
         elif decision.action == "abandon":
-            self.sup.abandon(name)
+            self._send(self.core.abandon(name))
         elif decision.action == "wait":
-            self.sup.wait_without_deadline(name)
+            self._send(self.core.wait_without_deadline(name))
+
+    def _send(self, future: Future[Reply]) -> None:
+        """Show the core's answer when it says why nothing happened."""
+        def done(f: Future[Reply]) -> None:
+            try:
+                reply = f.result()
+            except Exception as e:
+                reply = Reply(False, str(e))
+            if not reply.ok and reply.text:
+                try:
+                    self.call_from_thread(self.notify, reply.text, severity="warning",
+                                          markup=False)
+                except RuntimeError:
+                    self.notify(reply.text, severity="warning", markup=False)
+
+        future.add_done_callback(done)
 
     # -- selection --------------------------------------------------------------------
 
@@ -227,42 +248,32 @@ class ProctuiApp(App[None]):
     # -- commands for the selected process ----------------------------------------------
 
     def action_stop(self) -> None:
-        self.sup.stop(self.selected_view.name)
+        self._send(self.core.stop(self.selected_view.name))
 
     def action_start(self) -> None:
-        view = self.selected_view
-        if view.phase is not Phase.ENDED:
-            self.notify(f"{view.name} is {view.phase.value}; S starts a process that has "
-                        "ended", markup=False)
-            return
-        self.sup.start_process(view.name)
+        self._send(self.core.start_process(self.selected_view.name))
 
     def action_restart(self) -> None:
-        self.sup.restart(self.selected_view.name)
+        self._send(self.core.restart(self.selected_view.name))
 
     def action_kill(self) -> None:
-        view = self.selected_view
-        if view.phase in (Phase.ENDED, Phase.BACKOFF):
-            self.notify(f"{view.name} is not running", markup=False)
-            return
-        self.sup.kill(view.name)
+        self._send(self.core.kill(self.selected_view.name))
 
     def action_extend(self) -> None:
-        view = self.selected_view
-        if not view.phase.stopping:
-            self.notify(f"Nothing to extend: {view.name} is not stopping", markup=False)
-            return
-        self.sup.extend(view.name)
+        self._send(self.core.extend(self.selected_view.name))
+
+    def action_adopt(self) -> None:
+        self._send(self.core.adopt(self.selected_view.name))
 
     def action_abandon(self) -> None:
         view = self.selected_view
-        if view.phase in (Phase.ENDED, Phase.BACKOFF) or view.pid is None:
-            self.notify(f"{view.name} is not running", markup=False)
+        if not view.alive and view.phase is not Phase.HELD:
+            self._send(self.core.abandon(view.name))  # the core says why not
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.sup.abandon(view.name)
+                self._send(self.core.abandon(view.name))
 
         self.push_screen(ConfirmScreen(
             f"Abandon {view.name} (pid {view.pid})?",
@@ -281,15 +292,14 @@ class ProctuiApp(App[None]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.sup.kill_all()
+                self._send(self.core.kill_all())
 
-        self.push_screen(ConfirmScreen("Kill all now?",
-                                       "Send SIGKILL to every process that is still "
-                                       "stopping."), answered)
+        self.push_screen(ConfirmScreen("Kill all now?", "Send SIGKILL to every process that "
+                                                        "is still stopping."), answered)
 
     def _begin_quit(self, why: str) -> None:
         self.quitting = True
-        self.sup.stop_all()
+        self._send(self.core.stop_all())
         self._panel.display = True
         if why != "quit":
             self.notify(f"{why}: stopping everything", markup=False)
@@ -298,30 +308,21 @@ class ProctuiApp(App[None]):
     def action_abandon_and_exit(self) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
-                self.sup.abandon_all().add_done_callback(
+                self.core.abandon_all().add_done_callback(
                     lambda _f: self.call_from_thread(self.exit))
 
-        left = [f"{v.name} (pid {v.pid})" for v in self.views
-                if v.phase is not Phase.ENDED and v.pid]
+        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
         self.push_screen(ConfirmScreen(
             "Abandon everything still running and exit now?",
             ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
             answered)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("Quit", "Stop every process, then exit", self.action_quit)
-        yield SystemCommand("Stop", "Stop the selected process", self.action_stop)
-        yield SystemCommand("Start", "Start the selected process again", self.action_start)
-        yield SystemCommand("Restart", "Restart the selected process", self.action_restart)
-        yield SystemCommand("Kill now", "SIGKILL the selected process", self.action_kill)
-        yield SystemCommand("Extend", "Move the selected process's deadline later",
-                            self.action_extend)
-        yield SystemCommand("Abandon", "Leave the selected process running",
-                            self.action_abandon)
-        yield SystemCommand("Abandon all and exit", "Leave everything running and exit now",
-                            self.action_abandon_and_exit)
-        yield SystemCommand("Layout", "One large pane or a grid", self.action_zoom)
-        yield SystemCommand("Help", "The keys", self.action_help)
+        for key in keys.MAIN:
+            if key.group in ("Process", "Quit") or key.action in ("zoom", "help"):
+                method = getattr(self, f"action_{key.action}", None)
+                if method is not None and key.keys != "ctrl+c,ctrl+q":
+                    yield SystemCommand(key.label, key.help, method)
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit",):
                 yield command
@@ -335,15 +336,11 @@ class ProctuiApp(App[None]):
 
     def action_follow(self) -> None:
         output = self.selected_pane.output
-        if output.follow:
-            output.pause()
-        else:
-            output.end()
+        output.follow = not output.follow
 
     def action_wrap(self) -> None:
         output = self.selected_pane.output
         output.wrap = not output.wrap
-        output.update_rows(force=True)
 
     def action_end(self) -> None:
         self.selected_pane.output.end()
@@ -351,11 +348,14 @@ class ProctuiApp(App[None]):
     def action_home(self) -> None:
         self.selected_pane.output.home()
 
-    def action_page(self, direction: int) -> None:
-        self.selected_pane.output.page(direction)
+    def action_scroll_up_page(self) -> None:
+        self.selected_pane.output.page(-1)
+
+    def action_scroll_down_page(self) -> None:
+        self.selected_pane.output.page(1)
 
     def action_clear(self) -> None:
-        self.sup.clear_output(self.selected_view.name)
+        self._send(self.core.clear_output(self.selected_view.name))
         self.selected_pane.output.end()
 
     def action_help(self) -> None:
@@ -379,32 +379,28 @@ class ProctuiApp(App[None]):
         term = event.value.strip()
         output = self.selected_pane.output
         self._close_search()
+        output.search = term or None
+        output.current_match = None
         if not term:
-            output.search = None
-            output.current_match = None
-            output.update_rows()
             return
-        got = self.sup.buffer(self.selected_view.name).read(0)
+        got = self.core.buffer(self.selected_view.name).read(0)
         needle = term.lower()
         self._matches = [got.first + i for i, line in enumerate(got.lines)
                          if needle in line.lower()]
-        output.search = term
         if not self._matches:
             self.notify(f"No match for {term!r}", markup=False)
-            output.current_match = None
-            output.update_rows()
             return
         self._match_index = len(self._matches) - 1
         self._show_match()
 
     def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
-        box = self._search
-        if event.key == "escape" and box.display:
+        if event.key == "escape" and self._search.display:
             self._close_search()
             event.stop()
 
     def action_next_match(self, direction: int) -> None:
         if not self._matches:
+            self.notify("No search: press / first", markup=False)
             return
         self._match_index = max(0, min(len(self._matches) - 1, self._match_index + direction))
         self._show_match()

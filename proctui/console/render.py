@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
+from proctui.console.keys import shown
 from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind, seconds
 from proctui.core.report import action_words
@@ -24,35 +27,39 @@ class Look:
     style: str  # 16-colour names only: legible on TERM=xterm over SSH
 
 
-_RUNNING = {
+_LIVE = {
+    Phase.WAITING: Look("waiting", "…", "cyan"),
     Phase.STARTING: Look("starting", "◌", "cyan"),
     Phase.RUNNING: Look("running", "●", "green"),
     Phase.STOPPING: Look("stopping", "◐", "yellow"),
     Phase.DECIDING: Look("decide!", "?", "bold magenta"),
     Phase.KILLING: Look("killing", "◑", "bold red"),
     Phase.BACKOFF: Look("restarting", "↻", "cyan"),
+    Phase.HELD: Look("held", "!", "bold yellow"),
 }
 _ENDED = {
     OutcomeKind.STOPPED: Look("stopped", "■", "green"),
     OutcomeKind.KILLED: Look("killed", "✖", "red"),
     OutcomeKind.ABANDONED: Look("abandoned", "!", "bold yellow"),
     OutcomeKind.UNKILLABLE: Look("unkillable", "!", "bold red"),
-    OutcomeKind.STOP_FAILED: Look("failed", "✖", "bold red"),
-    OutcomeKind.KILL_FAILED: Look("failed", "✖", "bold red"),
-    OutcomeKind.WAIT_FAILED: Look("failed", "✖", "bold red"),
-    OutcomeKind.FAILED_TO_START: Look("failed", "✖", "bold red"),
+    OutcomeKind.HELD: Look("left alone", "!", "bold yellow"),
+    OutcomeKind.WATCHDOG: Look("watchdog", "✖", "red"),
 }
+_PAUSED = Look("paused", "‖", "bold yellow")
+_FAILED = Look("failed", "✖", "bold red")
 
 
 def look(view: ProcessView) -> Look:
     if view.phase is not Phase.ENDED:
-        return _RUNNING[view.phase]
+        if view.paused and view.phase is Phase.RUNNING:
+            return _PAUSED
+        return _LIVE[view.phase]
     outcome = view.outcome
     if outcome is None:
         return Look("not started", "○", "bright_black")
     if outcome.kind is OutcomeKind.EXITED:
         return Look("exited", "■", "green") if outcome.clean else Look("exited", "✖", "red")
-    return _ENDED[outcome.kind]
+    return _ENDED.get(outcome.kind, _FAILED)
 
 
 def bar(fraction: float, width: int) -> str:
@@ -69,47 +76,39 @@ class Countdown:
     fraction: float | None  # of the current wait still left; None: no deadline
 
 
+def decide_keys() -> str:
+    return f"{shown('kill')} kill, {shown('extend')} extend, {shown('abandon')} abandon"
+
+
 def countdown(view: ProcessView, now: float) -> Countdown | None:
-    """Where a stopping process is in its shutdown, from the core's monotonic deadline."""
+    """Where a stopping process is in its shutdown, from the core's monotonic deadline.
+    The bar measures the current window: after an extend it starts full again."""
     phase = view.phase
     if not phase.stopping:
         return None
-    sig = view.stop_signal
+    deadline, start = view.deadline, view.window_start
     if phase is Phase.KILLING:
-        start = view.kill_sent_at or now
-        if view.deadline is None:
+        if deadline is None:
             return Countdown("SIGKILL sent · waiting without a deadline", "SIGKILL sent", None)
-        left = max(0.0, view.deadline - now)
-        total = max(view.deadline - start, 1e-9)
+        left = max(0.0, deadline - now)
+        total = max(deadline - (start or view.kill_sent_at or now), 1e-9)
         return Countdown(f"SIGKILL sent · giving up in {seconds(left)}",
                          f"giving up in {seconds(left)}", left / total)
-    start = view.stop_requested_at or now
-    ago = f"{sig} sent {seconds(now - start)} ago"
+    since = view.stop_requested_at or now
+    ago = f"{view.stop_signal} sent {seconds(now - since)} ago"
+    status = f" · {view.status}" if view.status else ""
     if phase is Phase.DECIDING:
-        return Countdown(f"{ago} · stop timeout reached: your decision (K kill, e extend, "
-                         "a abandon)", "decide: K / e / a", None)
-    if view.deadline is None:
-        return Countdown(f"{ago} · waiting without a deadline", "no deadline", None)
-    left = max(0.0, view.deadline - now)
-    total = max(view.deadline - start, 1e-9)
+        return Countdown(f"{ago}{status} · stop timeout reached: your decision "
+                         f"({decide_keys()})", "decide: " + " / ".join(
+                             shown(a) for a in ("kill", "extend", "abandon")), None)
+    if deadline is None:
+        return Countdown(f"{ago}{status} · waiting without a deadline", "no deadline", None)
+    left = max(0.0, deadline - now)
+    total = max(deadline - (start or since), 1e-9)
+    by = " (extended by the process)" if view.extended_by_process else ""
     action = action_words(view)
-    return Countdown(f"{ago} · {action} in {seconds(left)}", f"{action} in {seconds(left)}",
-                     left / total)
-
-
-def status_line(view: ProcessView, now: float) -> str:
-    """The words for a process's current state: uptime, countdown, or its outcome."""
-    cd = countdown(view, now)
-    if cd is not None:
-        return cd.text
-    if view.phase is Phase.ENDED:
-        return view.outcome.text if view.outcome is not None else "not started"
-    if view.phase is Phase.BACKOFF and view.restart_at is not None:
-        last = view.outcome.text if view.outcome is not None else ""
-        return f"{last} · restarting in {seconds(view.restart_at - now)}"
-    if view.started_at is not None and view.phase is Phase.RUNNING:
-        return f"up {duration(now - view.started_at)}"
-    return look(view).label
+    return Countdown(f"{ago}{status} · {action} in {seconds(left)}{by}",
+                     f"{action} in {seconds(left)}", left / total)
 
 
 def duration(value: float) -> str:
@@ -124,19 +123,44 @@ def duration(value: float) -> str:
 
 
 def memory(value: int) -> str:
+    size = float(value)
     for unit in ("B", "K", "M", "G"):
-        if value < 1024 or unit == "G":
-            return f"{value:.0f}{unit}" if unit in ("B", "K") or value >= 10 else \
-                f"{value:.1f}{unit}"
-        value /= 1024  # type: ignore[assignment]
-    return f"{value}G"
+        if size < 1024 or unit == "G":
+            return f"{size:.0f}{unit}" if unit in ("B", "K") or size >= 10 else \
+                f"{size:.1f}{unit}"
+        size /= 1024
+    return f"{size:.0f}G"
 
 
 def ansi_text(line: str, style: str = "") -> Text:
     """A line of process output as styled Text: its SGR colours rendered, nothing parsed."""
     line = clean(line)
     if "\x1b" in line:
-        text = Text.from_ansi(line, style=style, no_wrap=True)
-    else:
-        text = Text(line, style=style, no_wrap=True)
+        return Text.from_ansi(line, style=style, no_wrap=True)
+    return Text(line, style=style, no_wrap=True)
+
+
+def segments(text: Text, console: Console) -> list[Segment]:
+    """``Text.render`` drops the base style of a Text that has no spans; keep it."""
+    if not text.spans and text.style:
+        return [Segment(text.plain, console.get_style(text.style))]
+    return list(text.render(console))
+
+
+def fit(text: Text, room: int) -> Text:
+    if text.cell_len > room:
+        text.truncate(max(0, room), overflow="ellipsis")
+    text.pad_right(max(0, room - text.cell_len))
     return text
+
+
+def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
+    """The countdown's words with a bar that empties toward the deadline."""
+    words = cd.short if short else cd.text
+    text = Text(words, style="yellow")
+    if cd.fraction is not None and room - len(words) >= 8:
+        width = min(20, room - len(words) - 1)
+        style = "red" if cd.fraction < 0.25 else "yellow"
+        text.append(" ")
+        text.append(bar(cd.fraction, width), style=style)
+    return fit(text, room)

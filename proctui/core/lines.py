@@ -165,6 +165,7 @@ class OutputBuffer:
         self._streams: deque[int] = deque(maxlen=capacity)
         self._lock = threading.Lock()
         self.total = 0
+        self.output_total = 0  # lines the process printed (not proctui's notices)
         self.partial = ""
         self.cleared_before = 0  # line numbers below this were cleared by the operator
 
@@ -174,6 +175,8 @@ class OutputBuffer:
                 self._lines.extend(lines)
                 self._streams.extend([stream] * len(lines))
                 self.total += len(lines)
+                if stream != Stream.PROCTUI:
+                    self.output_total += len(lines)
             if partial is not None:
                 self.partial = partial
 

@@ -174,6 +174,7 @@ class StopState:
     extended_by_process: bool = False
     abandoned_by: Who | None = None
     watchdog_sec: float | None = None
+    decisions: int = 0  # how often this stop has reached a decision: each one asks anew
     end: EndKind | None = None
     error: str = ""
 
@@ -346,7 +347,8 @@ def _deadline(s: StopState, at: float) -> Result:
     if action is DeadlineAction.ABANDON:
         return _finish(replace(s, abandoned_by=Who.POLICY), EndKind.ABANDONED)
     total = f" ({setting(s.timeout_total)})" if s.timeout_total is not None else ""
-    s = replace(s, phase=Phase.DECIDING, deadline=None, window_start=None)
+    s = replace(s, phase=Phase.DECIDING, deadline=None, window_start=None,
+                decisions=s.decisions + 1)
     return s, (Arm(None), Say(f"stop timeout{total} reached: waiting for a decision (kill, "
                               "extend, abandon or wait)"))
 

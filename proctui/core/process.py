@@ -90,6 +90,8 @@ class Managed:
             if live and run else (),
             usage=self.usage if live else None,
             lines=self.buffer.total,
+            output_lines=self.buffer.output_total,
+            decisions=s.decisions if s else 0,
             status=self.status,
             ready_at=self.ready_at,
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),

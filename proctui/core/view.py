@@ -63,7 +63,9 @@ class ProcessView:
     paused: bool = False  # SIGSTOPped
     escapees: tuple[int, ...] = ()  # its processes outside its group
     usage: Usage | None = None
-    lines: int = 0  # lines of output so far (a changing count: something new to see)
+    lines: int = 0  # lines in its pane so far, proctui's notices included
+    output_lines: int = 0  # lines the process itself printed (something new to see)
+    decisions: int = 0  # how often the current stop reached a decision
     status: str = ""  # its last STATUS= (sd_notify)
     ready_at: float | None = None
     waiting_for: tuple[str, ...] = ()  # dependencies it waits for before it starts
