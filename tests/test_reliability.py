@@ -125,7 +125,9 @@ def test_child_that_closes_stdout_keeps_running_and_stops(harness):
             "while True: time.sleep(0.05)\n")
     h = harness([pyspec("mute", code)])
     h.wait_output("mute", "closing")
-    time.sleep(0.5)  # long enough for an EOF to be (wrongly) taken as an exit
+    # Its pipes reach EOF: wait until the core has seen that, then it must still run.
+    pipes = h.sup._engine.by_name["mute"].run.pipes
+    wait_until(lambda: not pipes.open, what="the pipes to close")
     assert h.view("mute").phase is Phase.RUNNING
     h.sup.stop("mute")
     assert h.outcome("mute").text.endswith(": exit code 0")
@@ -139,8 +141,10 @@ def test_child_that_daemonizes_inside_its_group_is_still_supervised(harness):
     h = harness([pyspec("daemon", code, stop_timeout=5)])
     h.wait_output("daemon", "daemon")
     daemon = int(next(line for line in h.output("daemon") if line.startswith("daemon")).split()[1])
-    time.sleep(0.3)
-    assert h.view("daemon").phase is Phase.RUNNING  # the parent left, the group did not
+    # The parent left (seen by the core), the group did not: the run goes on.
+    wait_until(lambda: h.sup._engine.by_name["daemon"].run.exit is not None)
+    h.pump(0.2)
+    assert h.view("daemon").phase is Phase.RUNNING
     h.sup.stop("daemon")
     outcome = h.outcome("daemon")
     assert outcome.kind is OutcomeKind.STOPPED

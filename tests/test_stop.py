@@ -166,7 +166,11 @@ def test_a_descendant_outside_the_group_keeps_the_run_open_and_is_stopped_with_i
 def test_grandchild_in_the_group_holding_stdout_is_stopped(harness):
     h = harness([spec("parent", "sleep 60 & echo ready; exit 0", stop_timeout=5)])
     h.wait_output("parent", "ready")
-    time.sleep(0.3)  # let the leader exit: the group (sleep) must keep it "running"
+    leader = h.view("parent").pid
+    wait_until(lambda: not alive(leader), what="the leader to exit")
+    # Its group (the sleep) keeps the run going: look only after that was noticed.
+    wait_until(lambda: h.sup._engine.by_name["parent"].run.exit is not None)
+    h.pump(0.2)
     assert h.view("parent").phase is Phase.RUNNING
     members = h.sup.os.group_members(h.view("parent").pgid)
     assert members, "the grandchild should still be in the group"
@@ -299,13 +303,17 @@ def test_ask_choices(harness, choice):
         h.sup.kill("stub")
         assert h.outcome("stub").kind is OutcomeKind.KILLED
     elif choice == "extend":
+        assert h.view("stub").decisions == 1
         h.sup.extend("stub", 0.5).result(timeout=5)
         assert h.view("stub").phase is Phase.STOPPING
-        h.wait_notice("stub", "waiting for a decision", timeout=5)
-        # Parked again after the extension: two decisions asked for.
-        decisions = [e for e in h.log if getattr(e, "text", "").endswith("abandon or wait)")]
-        wait_until(lambda: len(decisions) >= 1)
-        assert h.view("stub").phase in (Phase.STOPPING, Phase.DECIDING)
+        # The extension ends in a second decision: the new deadline asks again.
+        wait_until(lambda: h.view("stub").decisions == 2, timeout=5,
+                   what="the second decision")
+        assert h.view("stub").phase is Phase.DECIDING and h.view("stub").deadline is None
+        asked = [e for e in h.log if getattr(e, "text", "").endswith("abandon or wait)")]
+        h.pump(0.1)
+        asked = [e for e in h.log if getattr(e, "text", "").endswith("abandon or wait)")]
+        assert len(asked) == 2, asked
         h.sup.kill("stub")
         assert h.outcome("stub").kind is OutcomeKind.KILLED
     elif choice == "abandon":
@@ -407,5 +415,6 @@ def test_exactly_one_outcome_per_run(harness):
     h.sup.kill("stub")
     h.sup.abandon("stub")
     h.wait_all_ended()
-    time.sleep(0.3)
+    # Every command above has been answered by now: nothing more can come.
+    h.sup.stop("stub").result(timeout=5)
     assert len(h.sup.outcomes()) == 1

@@ -59,7 +59,7 @@ MAIN: tuple[Key, ...] = (
     Key("scroll_down_page", "pagedown", "PgDn", "Page down", "scroll down a page", "View"),
     Key("home", "home", "Home", "Top", "the oldest line kept", "View"),
     Key("end", "end", "End", "End", "the newest line, and follow again", "View"),
-    Key("help", "question_mark", "?", "Help", "this list of keys", "View", bar=8),
+    Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=8),
 )
 
 # The decision at a stop deadline. Nothing destructive answers Enter or Escape.

@@ -1,0 +1,59 @@
+"""The README's walkthrough of the demo, played key by key as written, on the real demo
+programs: it must end the way the README says."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from proctui import demo
+from proctui.console.app import ProctuiApp
+from proctui.console.dialogs import AskScreen
+from proctui.console.keys import hint, readme_table
+from proctui.core.supervisor import Supervisor
+from tests.test_console import screen, until
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+async def test_the_readme_walkthrough_gives_the_outcomes_it_promises():
+    sup = Supervisor(demo.config().processes, interactive=True)
+    sup.start()
+    app = ProctuiApp(sup, hint=hint("demo", demo.HINT))
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: all(sup.buffer(v.name).output_total for v in sup.views()),
+                        what="every demo program to have printed")
+            started = time.monotonic()
+            await pilot.press("q")  # "Press q."
+            await until(pilot, lambda: "Quitting" in screen(app), what="the shutdown view")
+            await pilot.press("2", "e")  # "Select slow-8s (2) and press e"
+            assert time.monotonic() - started < 4, "too slow to play the walkthrough"
+            await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed,
+                        what="the question about ignores-term")
+            assert app.screen.view.name == "ignores-term"
+            await pilot.press("K")  # "K kills it now"
+            await until(pilot, lambda: not app.is_running, timeout=30, what="the exit")
+    finally:
+        if not sup.all_ended():
+            sup.kill_all().result(timeout=5)
+        sup.close()
+    final = {name: outcome.text for name, outcome in sup.final() if outcome}
+    assert re.fullmatch(r"stopped after 0\.\ds: exit code 0", final["clean-web"])
+    assert re.fullmatch(r"stopped after [89]\.\ds: exit code 0", final["slow-8s"]), final
+    assert re.fullmatch(r"killed with SIGKILL by operator \d+\.\ds after the stop request",
+                        final["ignores-term"]), final
+    assert final["forks-child"] == ("killed with SIGKILL after 5s stop timeout (the leader "
+                                    "ended, exit code 0; the rest of its group did not)")
+    assert final["chatty"].startswith("stopped after")
+    text = README.read_text()
+    for name in ("clean-web", "slow-8s", "ignores-term", "forks-child"):
+        wording = re.sub(r"\d+\.\ds", "X", final[name])
+        assert any(re.sub(r"\d+\.\ds", "X", line) == f"proctui | {name}: {wording}"
+                   for line in text.splitlines()), f"README does not show {name}: {wording}"
+
+
+def test_the_readme_key_table_is_the_key_table():
+    """The README's table of keys is the console's own, generated from its bindings."""
+    assert readme_table() in README.read_text(), "run: python -m proctui.console.keys"
