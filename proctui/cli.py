@@ -98,6 +98,9 @@ def run_options(fn):  # type: ignore[no-untyped-def]
                      help="The stop signal, e.g. TERM, INT, SIGQUIT."),
         click.option("--stop-after", type=SECONDS, metavar="SECONDS",
                      help="Stop everything gracefully after SECONDS (for scripts and demos)."),
+        click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
+                     help="Redraw the console at most HZ times a second (default 10); "
+                          "lower it on a slow link."),
         click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="Where the lock and PID files live. Default: "
                           "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
@@ -162,7 +165,7 @@ def _overrides_from(options: dict[str, object]) -> Overrides:
 
 
 def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
-          anchor: Path, stop_after: float | None = None,
+          anchor: Path, stop_after: float | None = None, refresh: float | None = None,
           hint: tuple[tuple[str, str], ...] = ()) -> int:
     """Take the run directory's lock, run the processes, return proctui's exit status."""
     from proctui.core.rundir import RunDir, RunDirError, default_run_dir
@@ -179,7 +182,7 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
             from proctui.console import run_console
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
-                               hint=hint, stop_after=stop_after)
+                               hint=hint, stop_after=stop_after, refresh_hz=refresh)
         from proctui import headless as runner
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,

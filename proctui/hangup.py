@@ -1,11 +1,13 @@
-"""Process-level signal handling for the console: SIGHUP (the terminal went away) and
-SIGTERM stop everything per policy with nobody asked, and proctui then exits even if the
-terminal it would write to is gone for good."""
+"""Process-level signal handling for the console: SIGHUP (the terminal went away), SIGTERM,
+and a terminal that is gone without a SIGHUP (only EOF or EIO arrive: a pty closed while
+proctui was not in its session). Each stops everything per policy with nobody asked,
+and proctui then exits even if the terminal it would write to is gone for good."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import threading
 import time
@@ -17,39 +19,67 @@ POLL = 0.05
 GRACE = 3.0  # seconds the console gets to close by itself once everything has ended
 
 
-@contextlib.contextmanager
-def handled(core: Core, on_signal: Callable[[str], None],
-            cleanup: Callable[[], None]) -> Iterator[threading.Event]:
-    """While inside: SIGHUP and SIGTERM stop everything (an "ask" acts as a kill, since
-    nobody can answer) and call ``on_signal`` with the signal's name. Yields an event
-    to set once the console has closed by itself."""
-    closed = threading.Event()
+class Guard:
+    def __init__(self, core: Core, on_lost: Callable[[str], None],
+                 cleanup: Callable[[], None]) -> None:
+        self.core = core
+        self.on_lost = on_lost
+        self.cleanup = cleanup
+        self.closed = threading.Event()  # the console closed by itself
+        self.lost: str | None = None
 
-    def handler(signum: int, _frame: object) -> None:
-        core.set_interactive(False)
-        core.stop_all()
-        on_signal(signal.Signals(signum).name)
-        threading.Thread(target=exit_when_stopped, name="proctui-hangup", daemon=True).start()
+    def trigger(self, why: str) -> None:
+        """Nobody is at the terminal any more: an "ask" acts as a kill, everything stops."""
+        if self.lost is not None:
+            return
+        self.lost = why
+        self.core.set_interactive(False)
+        self.core.stop_all()
+        self.on_lost(why)
+        threading.Thread(target=self._exit_when_stopped, name="proctui-hangup",
+                         daemon=True).start()
 
-    def exit_when_stopped() -> None:
+    def _exit_when_stopped(self) -> None:
         """After a hangup, a console can block for ever writing to the terminal that went
         away. Once every process has ended (bounded by the timeouts), give it a moment to
         close by itself, then end proctui: there is nothing left to supervise."""
-        while not core.all_ended():
+        while not self.core.all_ended():
             time.sleep(POLL)
-        if closed.wait(GRACE):
+        if self.closed.wait(GRACE):
             return
-        status = core.exit_status()
+        status = self.core.exit_status()
         with contextlib.suppress(Exception):
-            cleanup()
+            self.cleanup()
         os._exit(status)
+
+
+@contextlib.contextmanager
+def handled(core: Core, on_lost: Callable[[str], None],
+            cleanup: Callable[[], None]) -> Iterator[Guard]:
+    """While inside, SIGHUP and SIGTERM trigger the guard."""
+    guard = Guard(core, on_lost, cleanup)
+
+    def handler(signum: int, _frame: object) -> None:
+        guard.trigger(signal.Signals(signum).name)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
-        yield closed
+        yield guard
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+def terminal_gone(fd: int) -> bool:
+    """Has the terminal on ``fd`` hung up (POLLHUP, an error, a closed descriptor)? Asks
+    without reading, so the console's own input is never taken from it."""
+    poller = select.poll()
+    try:
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+        events = poller.poll(0)
+    except (OSError, ValueError):
+        return True
+    return any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in events)
 
 
 def finish_stop(core: Core) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import select
 import shlex
@@ -133,3 +134,50 @@ def test_sigterm_to_the_console_stops_everything_and_exits(on_pty):
     for pid in pids:
         assert not alive(pid)
     assert b"killed with SIGKILL after 1s stop timeout" in console.screen
+
+
+def _cpu_seconds(pid: int) -> float:
+    raw = Path(f"/proc/{pid}/stat").read_bytes()
+    fields = raw[raw.rindex(b")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_terminal_gone_without_a_sighup_is_a_hangup_not_a_busy_loop(tmp_path):
+    """The console's pty is closed while proctui is not in the pty's session: no SIGHUP
+    comes, only EOF and EIO. proctui must stop everything per policy (ask acting as
+    kill) and exit, without spinning meanwhile."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--run-dir", str(run_dir), "--stop-timeout",
+         "2", "--on-timeout", "ask", f"stub={py(STUBBORN)}"],
+        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
+        start_new_session=True)  # a session of its own, with no controlling terminal
+    os.close(slave)
+    try:
+        screen = b""
+        deadline = time.monotonic() + 20
+        while b"running" not in screen and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                screen += os.read(master, 65536)
+        assert b"running" in screen, screen[-400:]
+        (pid,) = [json.loads(p.read_text())["pid"] for p in run_dir.glob("*.pid")]
+        wait_until(lambda: handles_term(pid), what="the SIGTERM handler")
+        os.close(master)
+        master = -1
+        time.sleep(0.5)  # let it notice; then measure it while it waits out the stop
+        before = _cpu_seconds(proc.pid)
+        time.sleep(1.0)
+        spent = _cpu_seconds(proc.pid) - before
+        assert spent < 0.3, f"{spent:.2f}s of CPU in 1s after the terminal went away"
+        assert proc.wait(timeout=30) == 1  # ask acted as kill: nobody could answer
+        assert not alive(pid)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if master >= 0:
+            os.close(master)

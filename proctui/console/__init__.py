@@ -23,25 +23,26 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                      leftover_defaults=leftover_defaults)
     app = None
 
-    def on_signal(name: str) -> None:
+    def on_lost(why: str) -> None:
         if app is not None:
-            app.hangup = name
+            app.hangup = why
 
     def cleanup() -> None:
         if run_dir is not None:
             run_dir.close()
 
-    with hangup.handled(sup, on_signal, cleanup) as closed:
+    with hangup.handled(sup, on_lost, cleanup) as guard:
         sup.start()
         try:
             from proctui.console.app import REFRESH_HZ, ProctuiApp
             from proctui.console.keys import hint as hint_items
 
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
-                             stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ)
+                             stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
+                             on_terminal_lost=guard.trigger)
             app.run()
         finally:
-            closed.set()
+            guard.closed.set()
             hangup.finish_stop(sup)
             status = sup.exit_status()
             sup.close()

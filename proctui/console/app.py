@@ -28,6 +28,7 @@ from proctui.console.table import ProcessTable, Row
 from proctui.core.api import Core
 from proctui.core.machine import Phase
 from proctui.core.view import ProcessView, Reply, Usage
+from proctui.hangup import terminal_gone
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
 MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
@@ -53,7 +54,8 @@ class ProctuiApp(App[None]):
     def __init__(self, core: Core, *, clock: Callable[[], float] = time.monotonic,
                  usage: Callable[[Iterable[int]], dict[int, Usage]] | None = None,
                  hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
-                 stop_after: float | None = None) -> None:
+                 stop_after: float | None = None,
+                 on_terminal_lost: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self.core = core
         self.clock = clock
@@ -61,6 +63,7 @@ class ProctuiApp(App[None]):
         self.hint = hint
         self.refresh_hz = refresh_hz
         self.stop_after = stop_after
+        self.on_terminal_lost = on_terminal_lost
         self.views: list[ProcessView] = core.views()
         self.selected = 0
         self.grid = False
@@ -165,10 +168,25 @@ class ProctuiApp(App[None]):
         if self.quitting:
             self._panel.show(views, now)
         self._ask(views, now)
+        self._check_terminal()
         if self.hangup is not None and not self.quitting:
             self._begin_quit(f"received {self.hangup}")
         if self.quitting and self.core.all_ended():
             self.exit()
+
+    def _check_terminal(self) -> None:
+        """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
+        its session): only EOF or EIO arrive, and Textual's input thread would spin on
+        them for ever. Treat it as a hangup, and stop that thread."""
+        if self.on_terminal_lost is None or self.hangup is not None or self.is_headless:
+            return
+        driver = self._driver
+        fd = getattr(driver, "fileno", None)
+        if isinstance(fd, int) and terminal_gone(fd):
+            exit_event = getattr(driver, "exit_event", None)
+            if exit_event is not None:
+                exit_event.set()
+            self.on_terminal_lost("the terminal went away")
 
     # -- questions at a deadline --------------------------------------------------------
 
