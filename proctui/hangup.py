@@ -70,16 +70,29 @@ def handled(core: Core, on_lost: Callable[[str], None],
             signal.signal(sig, old)
 
 
-def terminal_gone(fd: int) -> bool:
-    """Has the terminal on ``fd`` hung up (POLLHUP, an error, a closed descriptor)? Asks
-    without reading, so the console's own input is never taken from it."""
-    poller = select.poll()
-    try:
-        poller.register(fd, select.POLLIN | select.POLLPRI)
-        events = poller.poll(0)
-    except (OSError, ValueError):
-        return True
-    return any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, mask in events)
+def watch_terminal(driver: object, on_lost: Callable[[str], None]) -> None:
+    """Call ``on_lost`` once the terminal the console reads hangs up (POLLHUP, an
+    error, a closed descriptor), from a thread that sleeps in poll() until then: it
+    reads nothing, so the console's own input is never taken from it."""
+    fd = getattr(driver, "fileno", None)
+    if not isinstance(fd, int):
+        return
+
+    def watch() -> None:
+        poller = select.poll()
+        try:
+            poller.register(fd, 0)  # no input events: only a hangup or an error wake us
+            while True:
+                events = poller.poll()
+                if any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                       for _, mask in events):
+                    break
+        except (OSError, ValueError):
+            pass
+        with contextlib.suppress(Exception):
+            on_lost("the terminal went away")
+
+    threading.Thread(target=watch, name="proctui-terminal", daemon=True).start()
 
 
 def finish_stop(core: Core) -> None:

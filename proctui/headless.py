@@ -26,7 +26,8 @@ from proctui.core.text import clean
 from proctui.writer import Writer
 
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
-POLL = 0.1
+POLL = 0.1  # while something stops; output and notices wake the loop at once anyway
+POLL_IDLE = 1.0
 EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
 _COLOURS = ("36", "33", "32", "35", "34", "96", "93", "92", "95", "94")
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -115,7 +116,7 @@ class HeadlessRunner:
             started = time.monotonic()
             abandoned_all = False
             while True:
-                self._drain(POLL)
+                self._drain(self._poll(started))
                 abandoned_all = self._handle_signals()
                 self._check_reader()
                 if (self.stop_after is not None and not self._stopping
@@ -140,6 +141,14 @@ class HeadlessRunner:
         self.printer.finish(EXIT_GRACE)
         return status
 
+    def _poll(self, started: float) -> float:
+        """How long to wait for news: idle, a second (the queue wakes on any event)."""
+        if self._stopping or self._signals:
+            return POLL
+        if self.stop_after is not None:
+            return max(0.0, min(POLL_IDLE, started + self.stop_after - time.monotonic()))
+        return POLL_IDLE
+
     def _on_signal(self, signum: int, _frame: object) -> None:
         # Record it for the main loop to report; start the first stop right away. The
         # command API only queues a call, so this is safe here, and it is kept even if
@@ -148,6 +157,7 @@ class HeadlessRunner:
         if not self._stopping:
             self._stopping = True
             self.sup.stop_all()
+        self.events.wake()
 
     def _check_reader(self) -> None:
         broken = self.printer.broken

@@ -4,6 +4,7 @@ uptimes or the time a test happens to take, so the views and the clock are froze
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Callable
 from dataclasses import replace
 
 from proctui.core.lines import OutputBuffer, Stream
@@ -138,6 +139,12 @@ class FakeCore:
 
     def buffer(self, name: str) -> OutputBuffer:
         return BUFFERS[name]
+
+    def changes(self) -> int:
+        return 0
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        pass  # fixed views: nothing ever changes
 
     def all_ended(self) -> bool:
         return False

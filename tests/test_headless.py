@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -247,3 +248,59 @@ def test_an_abandoned_process_outlives_proctui_and_its_output_is_kept(proctui, t
     assert alive(pid)
     assert (tmp_path / "run" / "chatty.pid").exists()
     os.kill(pid, signal.SIGKILL)
+
+
+NOISY = ("import sys\nsys.stdout.write('\\x1b[2J\\x1b[H\\x1b[?25l\\x1b]2;title\\x07"
+         "\\x1b]52;c;cHduZWQ=\\x07\\x1b[?1049h\\x1b[?1000h\\x9b2J\\x07\\x1b[31mred\\x1b[0m ok\\n')\n")
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+def test_on_a_terminal_only_colours_pass_and_no_color_removes_them(tmp_path, no_color):
+    """Headless on a real pseudo-terminal: a child's colours reach the operator (unless
+    NO_COLOR), and nothing else it prints can clear the screen, move or hide the cursor,
+    set the title, write the clipboard or switch screens."""
+    import fcntl
+    import select
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    if no_color:
+        env["NO_COLOR"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
+         str(tmp_path / "run"), f"noisy={py(NOISY)}"], stdin=subprocess.DEVNULL,
+        stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    line = next(x for x in out.split(b"\r\n")
+                if b"| " in x and b"noisy" in x.split(b"| ")[0] and b"ok" in x)
+    body = line.split(b"| ", 1)[1]
+    for bad in (b"\x1b[2J", b"\x1b[H", b"\x1b[?25l", b"\x1b]", b"\x1b[?1049h", b"\x1b[?1000h",
+                b"\x9b", b"\x07"):
+        assert bad not in out, (bad, out)
+    if no_color:
+        assert body == b"red ok" and b"\x1b[" not in out
+    else:
+        assert body == b"\x1b[31mred\x1b[0m ok", body

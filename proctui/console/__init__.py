@@ -35,11 +35,12 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         sup.start()
         try:
             from proctui.console.app import REFRESH_HZ, ProctuiApp
+            from proctui.console.driver import quiet_driver
             from proctui.console.keys import hint as hint_items
 
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
-                             on_terminal_lost=guard.trigger)
+                             on_terminal_lost=guard.trigger, driver_class=quiet_driver())
             app.run()
         finally:
             guard.closed.set()

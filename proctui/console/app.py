@@ -8,6 +8,8 @@ sequence.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -16,7 +18,9 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Container
+from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from proctui.console import keys
@@ -24,11 +28,12 @@ from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision, HelpScre
 from proctui.console.output import ProcessPane
 from proctui.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.console.questions import Questions
+from proctui.console.render import quantum
 from proctui.console.table import ProcessTable, Row
 from proctui.core.api import Core
 from proctui.core.machine import Phase
 from proctui.core.view import ProcessView, Reply, Usage
-from proctui.hangup import terminal_gone
+from proctui.hangup import watch_terminal
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
 MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
@@ -55,8 +60,9 @@ class ProctuiApp(App[None]):
                  usage: Callable[[Iterable[int]], dict[int, Usage]] | None = None,
                  hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
                  stop_after: float | None = None,
-                 on_terminal_lost: Callable[[str], None] | None = None) -> None:
-        super().__init__()
+                 on_terminal_lost: Callable[[str], None] | None = None,
+                 driver_class: type | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.core = core
         self.clock = clock
         self.usage = usage  # a test's fixed figures; else the core's, in each view
@@ -72,6 +78,10 @@ class ProctuiApp(App[None]):
         self.questions = Questions()
         self._seen: dict[str, int] = {v.name: 0 for v in self.views}
         self._active: set[str] = set()
+        self._tick_key: tuple[object, ...] = ()
+        self._next: Timer | None = None
+        self._next_due = 0.0
+        self._last_tick = 0.0
         self._matches: list[int] = []
         self._match_index = -1
         self.panes: dict[str, ProcessPane] = {}
@@ -100,8 +110,11 @@ class ProctuiApp(App[None]):
             self.query_one(Hint).items = self.hint
         self._close_search()
         self._layout()
+        self.core.listen(self._poked)
         self.tick()
-        self.set_interval(1 / self.refresh_hz, self.tick)
+        if self.on_terminal_lost is not None and not self.is_headless:
+            watch_terminal(self._driver, lambda why: self.call_from_thread(
+                self._terminal_lost, why))
         if self.usage is None:
             self.core.want_usage(True)
         if self.stop_after is not None:
@@ -142,9 +155,54 @@ class ProctuiApp(App[None]):
 
     # -- the steady pull from the core ------------------------------------------------
 
+    # The tick: pulled by news from the core (never more often than refresh_hz) and by
+    # the clock when what the screen shows of it moves; no timer while nothing moves.
+
+    class Poke(Message):
+        """Something changed in the core; many pokes in a row are one."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, ProctuiApp.Poke)
+
+    def _poked(self) -> None:
+        """On the core's thread: something changed. Only posts (which is thread-safe)."""
+        with contextlib.suppress(Exception):
+            self.post_message(self.Poke())
+
+    def on_proctui_app_poke(self, _message: Poke) -> None:
+        self._soon()
+
+    def _soon(self, delay: float | None = None) -> None:
+        if delay is None:
+            delay = max(0.0, self._last_tick + 1 / self.refresh_hz - time.monotonic())
+        due = time.monotonic() + delay
+        if self._next is not None:
+            if self._next_due <= due:
+                return
+            self._next.stop()
+        delay = max(0.001, delay)  # (a Textual timer cannot be due at once)
+        self._next, self._next_due = self.set_timer(delay, self._run_tick), due
+
+    def _run_tick(self) -> None:
+        self._next = None
+        self.tick()
+
     def tick(self) -> None:
+        """Pull from the core and draw what changed."""
         now = self.clock()
+        self._last_tick = time.monotonic()
+        step = quantum(self.views, now)
+        shown = math.floor(now / step) * step
+        self._soon(max(0.01, shown + step - now))  # when the clock on screen next moves
+        key = (self.core.changes(), shown, self.selected, self.quitting, self.hangup,
+               len(self.screen_stack))
+        if key == self._tick_key and not self.questions.since:
+            return
+        self._tick_key = key
         self.views = views = self.core.views()
+        step = quantum(views, now)  # what the fresh views show of the clock
+        shown = math.floor(now / step) * step
+        self._soon(max(0.01, shown + step - now))
         selected = self.selected_view.name if views else ""
         for view in views:
             total = self.core.buffer(view.name).output_total
@@ -158,35 +216,31 @@ class ProctuiApp(App[None]):
                 v.name in self._active, i + 1 if i < 9 else 0)
             for i, v in enumerate(views))
         self._table.selected = self.selected
-        stopping = any(v.phase.stopping for v in views)
-        self._table.second = int(now * 10) if stopping else int(now) * 10
+        self._table.second = int(shown * 10)
         for view in views:
             pane = self.panes.get(view.name)
             if pane is not None and pane.display:
-                pane.show(view, now)
+                pane.show(view, shown)
         self._panel.display = self.quitting
         if self.quitting:
             self._panel.show(views, now)
         self._ask(views, now)
-        self._check_terminal()
         if self.hangup is not None and not self.quitting:
-            self._begin_quit(f"received {self.hangup}")
+            self._begin_quit(f"received {self.hangup}" if self.hangup.startswith("SIG")
+                             else self.hangup)
         if self.quitting and self.core.all_ended():
             self.exit()
 
-    def _check_terminal(self) -> None:
+    def _terminal_lost(self, why: str) -> None:
         """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
         its session): only EOF or EIO arrive, and Textual's input thread would spin on
         them for ever. Treat it as a hangup, and stop that thread."""
-        if self.on_terminal_lost is None or self.hangup is not None or self.is_headless:
-            return
-        driver = self._driver
-        fd = getattr(driver, "fileno", None)
-        if isinstance(fd, int) and terminal_gone(fd):
-            exit_event = getattr(driver, "exit_event", None)
-            if exit_event is not None:
-                exit_event.set()
-            self.on_terminal_lost("the terminal went away")
+        exit_event = getattr(self._driver, "exit_event", None)
+        if exit_event is not None:
+            exit_event.set()
+        if self.on_terminal_lost is not None:
+            self.on_terminal_lost(why)
+        self.tick()
 
     # -- questions at a deadline --------------------------------------------------------
 

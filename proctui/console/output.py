@@ -9,6 +9,8 @@ the pane still while output goes on arriving.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
@@ -53,6 +55,7 @@ class OutputView(ScrollView, can_focus=False):
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
         self._top_shown = 0  # line number at the top of the screen, as last drawn
+        self.on_position: Callable[[str], None] | None = None
 
     # -- the data -------------------------------------------------------------------
 
@@ -99,11 +102,18 @@ class OutputView(ScrollView, can_focus=False):
 
     def _user_scrolled(self) -> None:
         self.follow = self.scroll_y >= self.max_scroll_y
+        self._tell_position()
+
+    def _tell_position(self) -> None:
+        """The pane's header says where the pane is held, at once, not at the next tick."""
+        if self.on_position is not None:
+            self.on_position(self.position)
 
     def watch_follow(self) -> None:
         if self.follow:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         self.refresh()
+        self._tell_position()
 
     def watch_wrap(self) -> None:
         self.refresh()
@@ -126,6 +136,7 @@ class OutputView(ScrollView, can_focus=False):
     def home(self) -> None:
         self.follow = False
         self.scroll_to(y=0, animate=False, immediate=True)
+        self._tell_position()
 
     def page(self, direction: int) -> None:
         step = max(1, self.size.height - 1) * direction
@@ -134,12 +145,14 @@ class OutputView(ScrollView, can_focus=False):
                        animate=False, immediate=True)
         if direction > 0:
             self._user_scrolled()
+        self._tell_position()
 
     def show_line(self, number: int) -> None:
         """Hold the pane with line ``number`` about a third of the way down."""
         self.follow = False
         self.scroll_to(y=max(0, number - self._first - self.size.height // 3), animate=False,
                        immediate=True)
+        self._tell_position()
 
     @property
     def top_line(self) -> int:
@@ -150,7 +163,7 @@ class OutputView(ScrollView, can_focus=False):
         """Where the pane is, for its header."""
         if self.follow:
             return ""
-        return f"held at {self._top_shown + 1}/{self.buffer.total} (End follows)"
+        return f"held at {self.top_line + 1}/{self.buffer.total} (End follows)"
 
     # -- drawing --------------------------------------------------------------------
 
@@ -217,8 +230,9 @@ class OutputView(ScrollView, can_focus=False):
                 text.truncate(max(1, width - 1))
                 text.append("…", style="dim")
             pieces = [text]
+        base = self.rich_style
         return [Strip(segments(piece, console) if piece.cell_len else [Segment("")])
-                .crop_extend(0, width, None) for piece in pieces]
+                .crop_extend(0, width, base).apply_style(base) for piece in pieces]
 
     def text(self) -> str:
         """What the pane shows, as plain text (for tests and screen readers)."""
@@ -273,22 +287,19 @@ class ProcessPane(Vertical):
         self.proc_name = name
         self.header = PaneHeader()
         self.output = OutputView(buffer)
+        self.output.on_position = self._position
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield self.header
         yield self.output
 
+    def _position(self, note: str) -> None:
+        self.header.note = note
+
     def show(self, view: ProcessView, now: float) -> None:
-        """Bring the pane up to date (each tick); redraws only what changed."""
+        """Bring the pane up to date (each tick, with the clock as finely as the screen
+        shows it); reactives redraw only what changed."""
         self.header.view = view
-        self.header.now = _tenths(view, now)
+        self.header.now = round(now * 10)
         self.header.note = self.output.position
         self.output.sync()
-
-
-def _tenths(view: ProcessView, now: float) -> int:
-    """The clock at the resolution this view shows it: tenths while a countdown runs,
-    whole seconds otherwise, so an idle pane is redrawn once a second at most."""
-    if view.phase.stopping:
-        return int(now * 10)
-    return int(now) * 10

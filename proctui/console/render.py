@@ -112,14 +112,29 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
 
 
 def duration(value: float) -> str:
+    """An age for people: 45s, then whole minutes (12m, 3h05m, 2d03h). Seconds only in
+    the first minute, so an idle console changes what it shows once a minute."""
     value = max(0, int(value))
     if value < 60:
         return f"{value}s"
     if value < 3600:
-        return f"{value // 60}m{value % 60:02d}s"
+        return f"{value // 60}m"
     if value < 86400:
         return f"{value // 3600}h{value % 3600 // 60:02d}m"
     return f"{value // 86400}d{value % 86400 // 3600:02d}h"
+
+
+def quantum(views: list[ProcessView], now: float) -> float:
+    """How finely the clock shows anywhere on screen: tenths while a countdown runs,
+    seconds while an age is under a minute or a restart is due, else minutes."""
+    seconds_shown = False
+    for view in views:
+        if view.phase.stopping:
+            return 0.1
+        since = view.started_at if view.phase is Phase.RUNNING else view.ended_at
+        if view.phase is Phase.BACKOFF or (since is not None and now - since < 61):
+            seconds_shown = True
+    return 1.0 if seconds_shown else 60.0
 
 
 def memory(value: int) -> str:

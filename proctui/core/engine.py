@@ -37,7 +37,8 @@ class Engine:
     def __init__(self, specs: Sequence[ProcessSpec], *, os_layer: OSLayer,
                  run_dir: RunDir | None, interactive: bool, events: EventQueue | None,
                  leftover_defaults: ProcessSpec | None,
-                 publish: Callable[[Managed], None], added: Callable[[Managed], None]) -> None:
+                 publish: Callable[[Managed], None], added: Callable[[Managed], None],
+                 poke: Callable[[], None] = lambda: None) -> None:
         self.specs = tuple(specs)
         self.os = os_layer
         self.run_dir = run_dir
@@ -45,6 +46,7 @@ class Engine:
         self.events = events
         self.leftover_defaults = leftover_defaults
         self._publish = publish
+        self._poke = poke
         self._added = added
         self.processes: list[Managed] = []
         self.by_name: dict[str, Managed] = {}
@@ -57,6 +59,7 @@ class Engine:
         self._timers: set[asyncio.TimerHandle] = set()
         self._cpu: Samples = {}
         self._to_check: list[Run] = []
+        self.output_count = 0  # reads that brought output: frontends look when it moves
         # Lifecycles still going; read from other threads through all_done, so that
         # "has everything ended?" costs nothing however many processes there are.
         self.unfinished: set[str] = set()
@@ -108,7 +111,9 @@ class Engine:
             self.events.put_notice(m.name if m else None, text)
 
     def output(self, run: Run, stream: int, lines: list[str]) -> None:
-        if self.events is not None:
+        self.output_count += 1
+        self._poke()
+        if lines and self.events is not None:
             m = self.by_run.get(id(run))
             if m is not None:
                 self.events.put_output(m.name, stream, lines)
@@ -208,6 +213,8 @@ class Engine:
             self.unfinished.discard(m.name)
             if not self.unfinished:
                 self.all_done.set()
+                if self.events is not None:
+                    self.events.wake()
 
     def _should_restart(self, m: Managed, outcome: Outcome) -> bool:
         if m.stop_wanted or outcome.kind not in (OutcomeKind.EXITED, OutcomeKind.WATCHDOG):

@@ -43,6 +43,7 @@ class EventQueue:
         self._size = 0
         self._dropped: dict[str, int] = {}
         self._cond = threading.Condition(threading.Lock())
+        self._woken = False
 
     def put_output(self, name: str, stream: int, lines: list[str]) -> None:
         size = sum(map(len, lines)) + LINE_OVERHEAD * len(lines)
@@ -63,11 +64,18 @@ class EventQueue:
             self._items.append(Notice(name, text))
             self._cond.notify()
 
+    def wake(self) -> None:
+        """Wake a reader waiting in get() with nothing new: something else changed."""
+        with self._cond:
+            self._woken = True
+            self._cond.notify()
+
     def get(self, timeout: float | None = None) -> list[Event]:
         """Everything queued so far; waits up to ``timeout`` when there is nothing."""
         with self._cond:
-            if not self._items and not self._dropped:
+            if not self._items and not self._dropped and not self._woken:
                 self._cond.wait(timeout)
+            self._woken = False
             items = list(self._items)
             self._items.clear()
             self._size = 0

@@ -100,8 +100,8 @@ class Pipes:
 
     def _deliver(self, stream: int, lines: list[str], partial: str) -> None:
         self.buffer.append(stream, lines, partial)
-        if lines and self._deliver_to is not None:
-            self._deliver_to(stream, lines)
+        if self._deliver_to is not None:
+            self._deliver_to(stream, lines)  # even none: a progress bar moved
 
     def read_now(self, limit: int = 64 << 20) -> None:
         """Read every pipe until it is empty for now (or ``limit`` bytes in all): output

@@ -47,7 +47,18 @@ def usage_of(run: Measured, lineage: Lineage, table: ProcTable,
     percent = 0.0
     if last is not None and now > last[1]:
         percent = max(0.0, (cpu - last[0]) / (now - last[1]) * 100)
-    return Usage(round(percent, 1), rss, len(members))
+    return Usage(float(round(percent)), _shown(rss), len(members))
+
+
+def _shown(rss: int) -> int:
+    """Memory at the precision a person reads it (two or three digits), so a snapshot
+    is published only when what it shows would change."""
+    mib = 1 << 20
+    if rss < 10 * mib:
+        return round(rss / (mib / 10)) * (mib // 10)
+    if rss < 1000 * mib:
+        return round(rss / mib) * mib
+    return round(rss / (100 * mib)) * (100 * mib)
 
 
 def _psutil_usage(run: Measured) -> Usage | None:
