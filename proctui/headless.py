@@ -22,7 +22,7 @@ from proctui.core.events import Dropped, EventQueue, Notice, Output
 from proctui.core.report import still_stopping, summary_lines
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.core.text import clean
+from proctui.core.text import clean, needs_cleaning
 from proctui.writer import Writer
 
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
@@ -70,10 +70,14 @@ class Printer:
     def lines(self, name: str | None, lines: Sequence[str]) -> None:
         if not lines:
             return
-        colour = self.colour
-        lines = [clean(line, colour) for line in lines]
         p = self.prefix(name)
-        self.write(p + f"\n{p}".join(lines) + "\n", len(lines))
+        text = p + f"\n{p}".join(lines) + "\n"
+        # One scan of the whole chunk in C: most output holds nothing to clean, and a
+        # flood of millions of lines must not be cleaned one line at a time.
+        if needs_cleaning(text, self.colour):
+            colour = self.colour
+            text = p + f"\n{p}".join(clean(line, colour) for line in lines) + "\n"
+        self.write(text, len(lines))
 
     def say(self, text: str, name: str | None = None) -> None:
         """A line of proctui's own, about process ``name`` (or about itself)."""

@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-BUDGET = 8 << 20  # bytes waiting for a slow reader before lines are dropped
+BUDGET = 2 << 20  # bytes waiting for a slow reader before lines are dropped
 
 
 class Writer:

@@ -251,7 +251,8 @@ def test_an_abandoned_process_outlives_proctui_and_its_output_is_kept(proctui, t
 
 
 NOISY = ("import sys\nsys.stdout.write('\\x1b[2J\\x1b[H\\x1b[?25l\\x1b]2;title\\x07"
-         "\\x1b]52;c;cHduZWQ=\\x07\\x1b[?1049h\\x1b[?1000h\\x9b2J\\x07\\x1b[31mred\\x1b[0m ok\\n')\n")
+         "\\x1b]52;c;cHduZWQ=\\x07\\x1b[?1049h\\x1b[?1000h\\x9b2J\\x07"
+         "\\x1b[31mred\\x1b[0m ok\\n')\n")
 
 
 @pytest.mark.parametrize("no_color", [False, True])

@@ -42,6 +42,15 @@ def _plain_sgr(m: re.Match[str]) -> str:
     return m.group(0) if not inter and all(c in "0123456789;:" for c in params) else ""
 
 
+_SUSPECT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+
+
+def needs_cleaning(text: str, colour: bool) -> bool:
+    """Could ``clean`` change anything in ``text``? (A tab is expanded; an escape may be
+    a colour to keep, but only a full clean can tell.)"""
+    return "\t" in text or _SUSPECT.search(text) is not None
+
+
 def visible(text: str) -> str:
     """Every control character as a visible escape: ``\\x1b]2;t`` shows as ``\\x1b]2;t``."""
     if not _ALL_CONTROL.search(text):

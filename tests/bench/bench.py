@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 PEERS = HERE / ".peers"
 PY = sys.executable
 PROCTUI = [PY, "-m", "proctui"]
@@ -365,16 +366,14 @@ def scenario_deadline(runs: int, work: Path) -> Result:
 
 
 def scenario_idle(runs: int, work: Path, seconds: float = 30.0) -> Result:
-    r = Result(f"6. Idle: ten sleeping processes, console open {seconds:.0f} s")
-    sleepers = " ".join(f"'s{i}=sleep 1000'" for i in range(10))
-    s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / 'idle'} {sleepers}")
-    s.wait_for(r"s0 .*running")
-    time.sleep(2)
-    before = cpu_seconds(s.pid)
-    time.sleep(seconds)
-    ours = (cpu_seconds(s.pid) - before) / seconds * 100
-    kill_tree(s.pid)
-    s.kill()
+    import quiet
+
+    r = Result(f"6. Idle: ten sleeping processes, {seconds:.0f} s (console on a pty, 120x30)")
+    ours = quiet.idle(PROCTUI, work, seconds)
+    r.add("console, first minute (ages in seconds)",
+          f"{ours['console_first_minute']:.2f} % of one core")
+    r.add("console, after the first minute", f"{ours['console_after']:.2f} % of one core")
+    r.add("headless", f"{ours['headless']:.2f} % of one core")
     s = Tmux(f"{mprocs()[0]} " + " ".join("'sleep 1000'" for _ in range(10)))
     time.sleep(2)
     before = cpu_seconds(s.pid)
@@ -382,39 +381,34 @@ def scenario_idle(runs: int, work: Path, seconds: float = 30.0) -> Result:
     peer = (cpu_seconds(s.pid) - before) / seconds * 100
     kill_tree(s.pid)
     s.kill()
-    r.add("proctui CPU", f"{ours:.2f} % of one core")
-    r.add("mprocs CPU", f"{peer:.2f} % of one core")
+    r.add("mprocs", f"{peer:.2f} % of one core")
     return r
 
 
 def scenario_startup(runs: int, work: Path) -> Result:
-    r = Result("7. Start-up")
-    version = [measure([*PROCTUI, "--version"]).wall for _ in range(max(5, runs * 3))]
-    r.add("proctui --version", fmt(median(version) * 1000, "ms", 0))
-    cmds = [f"s{i}=sleep 1000" for i in range(10)]
-    firsts = []
-    for i in range(max(3, runs)):
-        started = time.perf_counter()
-        proc = subprocess.Popen([*PROCTUI, "run", "--headless", "--run-dir",
-                                 str(work / f"st{i}"), *cmds], stdout=subprocess.PIPE,
-                                text=True, start_new_session=True)
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "started (pid" in line:
-                firsts.append(time.perf_counter() - started)
-                break
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.communicate(timeout=30)
-    r.add("headless, ten processes, to the first started line", fmt(median(firsts) * 1000,
-                                                                    "ms", 0))
-    frames = []
-    quoted = " ".join(f"'{c}'" for c in cmds)
-    for i in range(max(3, runs)):
-        s = Tmux(f"{' '.join(PROCTUI)} run --run-dir {work / f'sc{i}'} {quoted}")
-        frames.append(s.wait_for(r"s0 .*running"))
-        kill_tree(s.pid)
-        s.kill()
-    r.add("console, ten processes, to the first frame", fmt(median(frames) * 1000, "ms", 0))
+    import startup
+
+    r = Result("7. Start-up, ten processes (each notes when its shell started)")
+    got = startup.measure(PROCTUI, max(3, runs), work)
+    r.add("proctui --version / check", f"{got['version'] * 1000:.0f} ms / "
+                                      f"{got['check'] * 1000:.0f} ms")
+    r.add("headless: launch to the first process started",
+          f"{got['headless_first_child'] * 1000:.0f} ms")
+    r.add("console: launch to the first process started",
+          f"{got['console_first_child'] * 1000:.0f} ms "
+          f"({got['console_first_child'] / got['headless_first_child']:.2f}x headless)")
+    r.add("console: launch to the first frame", f"{got['console_first_frame'] * 1000:.0f} ms")
+    return r
+
+
+def scenario_traffic(runs: int, work: Path) -> Result:
+    import quiet
+
+    r = Result("9. Terminal traffic: one process flooding, console 120x30 on a pty")
+    for refresh in (None, 2.0):
+        rates = [quiet.traffic(PROCTUI, work / f"{refresh}{i}", refresh) for i in range(runs)]
+        label = f"--refresh {refresh:g}" if refresh else "default (10 Hz)"
+        r.add(f"bytes written to the terminal, {label}", f"{median(rates) / 1024:.0f} KiB/s")
     return r
 
 
@@ -448,7 +442,7 @@ def scenario_scale(runs: int, work: Path) -> Result:
 SCENARIOS: dict[int, Callable[[int, Path], Result]] = {
     1: scenario_headless_flood, 2: scenario_console_flood, 3: scenario_memory,
     4: scenario_responsiveness, 5: scenario_deadline, 6: scenario_idle,
-    7: scenario_startup, 8: scenario_scale,
+    7: scenario_startup, 8: scenario_scale, 9: scenario_traffic,
 }
 
 

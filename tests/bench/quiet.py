@@ -1,0 +1,86 @@
+"""How quiet proctui is: CPU while ten processes sleep (console and headless), and the
+bytes a console writes to its terminal while a process floods, at the default refresh
+and with --refresh 2 for a slow link.
+
+    python tests/bench/quiet.py [--seconds S] [--skip-idle] [--skip-traffic]
+
+The console's clock shows seconds only in a process's first minute, so its idle cost is
+measured twice: in the first minute, and after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ptylab import OnPty, cpu_seconds
+
+SLEEPERS = [f"s{i}=sleep 1000" for i in range(10)]
+FLOOD = (f"flood={sys.executable} -c "
+         "'import sys\nwhile True: sys.stdout.write(\"x\" * 100 + \"\\n\")'")
+
+
+def busy(pid: int, seconds: float) -> float:
+    before = cpu_seconds(pid)
+    time.sleep(seconds)
+    return (cpu_seconds(pid) - before) / seconds * 100
+
+
+def idle(proctui: list[str], work: Path, seconds: float) -> dict[str, float]:
+    term = OnPty([*proctui, "run", "--run-dir", str(work / "ic"), *SLEEPERS], 120, 30)
+    term.wait_for(b"running")
+    time.sleep(3)
+    first = busy(term.proc.pid, seconds)
+    time.sleep(max(0.0, 62 - 3 - seconds))
+    after = busy(term.proc.pid, seconds)
+    term.stop()
+    headless = subprocess.Popen([*proctui, "run", "--headless", "--run-dir", str(work / "ih"),
+                                 *SLEEPERS], stdout=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(3)
+    quiet = busy(headless.pid, seconds)
+    headless.terminate()
+    headless.wait(60)
+    return {"console_first_minute": first, "console_after": after, "headless": quiet}
+
+
+def traffic(proctui: list[str], work: Path, refresh: float | None,
+            seconds: float = 5.0) -> float:
+    extra = ["--refresh", str(refresh)] if refresh else []
+    term = OnPty([*proctui, "run", "--run-dir", str(work / f"t{refresh}"), *extra, FLOOD],
+                 120, 30)
+    term.wait_for(b"xxxxxxxxxx")
+    time.sleep(1)
+    before = term.total
+    time.sleep(seconds)
+    rate = (term.total - before) / seconds
+    term.stop()
+    return rate
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--proctui", default=None)
+    parser.add_argument("--skip-idle", action="store_true")
+    parser.add_argument("--skip-traffic", action="store_true")
+    args = parser.parse_args()
+    proctui = [args.proctui] if args.proctui else [sys.executable, "-m", "proctui"]
+    with tempfile.TemporaryDirectory(prefix="proctui-quiet-") as tmp:
+        work = Path(tmp)
+        if not args.skip_idle:
+            for key, value in idle(proctui, work, args.seconds).items():
+                print(f"idle_{key} {value:.2f} % of one core")
+        if not args.skip_traffic:
+            for refresh in (None, 2.0):
+                rate = traffic(proctui, work, refresh)
+                print(f"traffic_refresh_{refresh or 'default'} {rate / 1024:.1f} KiB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Start-up: how soon the processes start, and the first frame, headless and in the
+console, with ten processes; and the commands that must stay light.
+
+    python tests/bench/startup.py [--runs N] [--proctui PATH]
+
+Each child notes the instant its shell started (``date +%s.%N``): the supervisor's job
+is to start the services early, and on a slow board the console must not make them wait
+for Textual to load. Needs only Python and a POSIX shell, so it runs unchanged inside an
+emulated riscv64 root (tests/bench/edge.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ptylab import OnPty
+
+
+def children(stamps: Path, count: int = 10) -> list[str]:
+    return [f"s{i}=echo $(date +%s.%N) >> {stamps}; exec sleep 1000" for i in range(count)]
+
+
+def first_start(stamps: Path, launched: float, timeout: float = 120) -> float:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if stamps.exists():
+            values = [float(x) for x in stamps.read_text().split() if x.strip()]
+            if values:
+                return min(values) - launched
+        time.sleep(0.01)
+    raise TimeoutError("no child started")
+
+
+def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
+    out: dict[str, list[float]] = {"version": [], "check": [], "headless_first_child": [],
+                                   "console_first_child": [], "console_first_frame": []}
+    for i in range(runs):
+        started = time.monotonic()
+        subprocess.run([*proctui, "--version"], capture_output=True, check=True)
+        out["version"].append(time.monotonic() - started)
+        started = time.monotonic()
+        subprocess.run([*proctui, "check", "a=true"], capture_output=True, check=True)
+        out["check"].append(time.monotonic() - started)
+
+        stamps = work / f"startup-h{i}.txt"
+        launched = time.time()
+        proc = subprocess.Popen([*proctui, "run", "--headless", "--run-dir",
+                                 str(work / f"startup-hr{i}"), *children(stamps)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        out["headless_first_child"].append(first_start(stamps, launched))
+        proc.terminate()
+        proc.wait(60)
+
+        stamps = work / f"startup-c{i}.txt"
+        launched = time.time()
+        term = OnPty([*proctui, "run", "--run-dir", str(work / f"startup-cr{i}"),
+                      *children(stamps)])
+        out["console_first_child"].append(first_start(stamps, launched))
+        out["console_first_frame"].append(term.wait_for(b"running"))
+        term.stop()
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--proctui", default=None, help="the proctui command to measure")
+    args = parser.parse_args()
+    proctui = [args.proctui] if args.proctui else [sys.executable, "-m", "proctui"]
+    with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
+        result = measure(proctui, args.runs, Path(tmp))
+    for key, value in result.items():
+        print(f"{key} {value * 1000:.0f} ms")
+    ratio = result["console_first_child"] / result["headless_first_child"]
+    print(f"console_vs_headless_first_child {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
