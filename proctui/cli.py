@@ -193,6 +193,60 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
 
 @cli.command()
 @_file_option
+@click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="The run directory whose journal to draw (default: the config's).")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write an SVG picture to this file (default: draw in text here).")
+@click.option("--previous", is_flag=True, help="The run before the last one.")
+@click.option("--width", type=click.IntRange(40, 400), default=None,
+              help="Columns of the text picture (default: the terminal's).")
+def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previous: bool,
+             width: int | None) -> None:
+    """Draw a run's timeline from its journal: one lane per process, its phases, the
+    signals sent and the decisions made."""
+    import shutil
+
+    from proctui import timeline as pictures
+    from proctui.config.files import UnreadableFile, read_text
+    from proctui.core.journal import NAME, PREVIOUS, parse_lines
+
+    directory = run_dir or _run_dir_of(file)
+    path = directory / (PREVIOUS if previous else NAME)
+    try:
+        entries = parse_lines(read_text(path, limit=256 << 20))
+    except UnreadableFile as e:
+        _fail(f"{path}: {e}")
+    if not entries:
+        _fail(f"{path}: no journal entries")
+    picture = pictures.build(entries)
+    if output is not None:
+        try:
+            output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"))
+        except OSError as e:
+            _fail(f"{output}: {e.strerror or e}")
+        click.echo(f"wrote {output}")
+        return
+    columns = width or shutil.get_terminal_size((100, 24)).columns
+    for line in pictures.text(picture, columns):
+        click.echo(line)
+
+
+def _run_dir_of(file: Path | None) -> Path:
+    """The default run directory of the config in ``file`` (or here), as run uses it."""
+    from proctui.core.rundir import default_run_dir
+
+    try:
+        config = load(file, (), None)
+        anchor = config.path or config.base_dir
+    except ConfigError as e:
+        if file is not None:
+            _fail(str(e))
+        anchor = Path.cwd()  # commands given on the command line anchor at the cwd
+    return default_run_dir(anchor)
+
+
+@cli.command()
+@_file_option
 @click.argument("commands", nargs=-1)
 def check(file: Path | None, commands: tuple[str, ...]) -> None:
     """Validate the config and print the processes it resolves to."""

@@ -1,4 +1,4 @@
-"""The built-in demo: six small programs, each showing one way a process can end.
+"""The built-in demo: eight small programs, each showing one way a process can end.
 
 ``proctui demo`` runs them; ``python -m proctui.demo NAME`` is one of them. They need
 nothing but Python. Timeouts are short so the whole story plays in under a minute:
@@ -49,6 +49,15 @@ cmd = [{python}, "-m", "proctui.demo", "chatty"]
 
 [processes.forks-child]  # its grandchild ignores SIGTERM: the group kill takes it
 cmd = [{python}, "-m", "proctui.demo", "forks-child"]
+
+[processes.db]          # speaks sd_notify: READY, STATUS while it flushes, and asks for
+cmd = [{python}, "-m", "proctui.demo", "db"]  # more time (EXTEND_TIMEOUT_USEC)
+ready = {{ notify = true }}
+ready_timeout = 20
+
+[processes.web]         # starts once db is ready; stops before db does
+cmd = [{python}, "-m", "proctui.demo", "web"]
+depends_on = ["db"]
 """
 
 
@@ -168,6 +177,66 @@ def forks_child() -> None:
         _say("forks-child: parent still here")
 
 
+def _notify(text: str) -> None:
+    """sd_notify, by hand: one datagram to NOTIFY_SOCKET (@ means the abstract namespace)."""
+    import socket
+
+    address = os.environ.get("NOTIFY_SOCKET", "")
+    if not address:
+        return
+    target = "\0" + address[1:] if address.startswith("@") else address
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(text.encode(), target)
+
+
+def db() -> None:
+    stopping = False
+
+    def begin(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, begin)
+    _say("db: starting, replaying the write-ahead log")
+    _notify("STATUS=replaying the write-ahead log")
+    time.sleep(1.5)
+    _notify("READY=1\nSTATUS=accepting connections")
+    _say("db: ready to accept connections")
+    checkpoint = 0
+    while not stopping:
+        time.sleep(0.2)
+        checkpoint += 1
+        if checkpoint % 15 == 0:
+            _say(f"db: checkpoint {checkpoint // 15}")
+    _notify("STOPPING=1\nSTATUS=flushing WAL 0/7")
+    _say("db: SIGTERM received; flushing the write-ahead log, 7 segments")
+    for step in range(1, 8):
+        time.sleep(1)
+        _notify(f"STATUS=flushing WAL {step}/7")
+        _say(f"db: flushed segment {step}/7")
+        if step == 3:
+            # 4 s to go and the stop timeout is 5 s: ask for 6 s from now, as systemd's
+            # services do (the deadline moves, visibly, "extended by the process").
+            _notify("EXTEND_TIMEOUT_USEC=6000000")
+    _say("db: clean shutdown")
+    sys.exit(0)
+
+
+def web() -> None:
+    def bye(*_: object) -> None:
+        _say("web: SIGTERM received, closing connections to db")
+        time.sleep(0.3)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, bye)
+    _say("web: serving on 127.0.0.1:8080 (pretend), db is ready")
+    n = 0
+    while True:
+        n += 1
+        _say(f'web: "GET /orders/{n}" 200')
+        time.sleep(random.uniform(0.5, 1.5))
+
+
 def grandchild() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     while True:
@@ -183,6 +252,8 @@ PROGRAMS = {
     "chatty": chatty,
     "forks-child": forks_child,
     "grandchild": grandchild,
+    "db": db,
+    "web": web,
 }
 
 

@@ -27,22 +27,27 @@ class Guard:
         self.cleanup = cleanup
         self.closed = threading.Event()  # the console closed by itself
         self.lost: str | None = None
+        self._lost = threading.Event()
+        # Started now, not from a signal handler (starting a thread takes locks).
+        threading.Thread(target=self._exit_when_stopped, name="proctui-hangup",
+                         daemon=True).start()
 
     def trigger(self, why: str) -> None:
-        """Nobody is at the terminal any more: an "ask" acts as a kill, everything stops."""
+        """Nobody is at the terminal any more: an "ask" acts as a kill, everything stops.
+        Called from a signal handler too: it takes no lock of its own."""
         if self.lost is not None:
             return
         self.lost = why
         self.core.set_interactive(False)
         self.core.stop_all()
         self.on_lost(why)
-        threading.Thread(target=self._exit_when_stopped, name="proctui-hangup",
-                         daemon=True).start()
+        self._lost.set()
 
     def _exit_when_stopped(self) -> None:
         """After a hangup, a console can block for ever writing to the terminal that went
         away. Once every process has ended (bounded by the timeouts), give it a moment to
         close by itself, then end proctui: there is nothing left to supervise."""
+        self._lost.wait()
         while not self.core.all_ended():
             time.sleep(POLL)
         if self.closed.wait(GRACE):

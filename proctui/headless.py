@@ -157,11 +157,12 @@ class HeadlessRunner:
         # Record it for the main loop to report; start the first stop right away. The
         # command API only queues a call, so this is safe here, and it is kept even if
         # the core has not finished starting.
+        # No locks here: a handler that waited for a lock its own thread held would hang.
+        # The stop's own notices wake the main loop.
         self._signals.append(signum)
         if not self._stopping:
             self._stopping = True
             self.sup.stop_all()
-        self.events.wake()
 
     def _check_reader(self) -> None:
         broken = self.printer.broken

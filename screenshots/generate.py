@@ -1,4 +1,5 @@
-"""Regenerate the README's screenshots from the real console running the real demo.
+"""Regenerate the README's screenshots from the real console running the real demo, and
+the timeline of its quit from the journal.
 
     python screenshots/generate.py [OUTPUT_DIR]
 
@@ -72,13 +73,26 @@ async def quitting_flow(out: Path) -> None:
         save(app, out, "ask")
         await pilot.press("K")
         await until(pilot, lambda: not app.is_running or sup.all_ended())
+        await until(pilot, sup.all_ended)
+        timeline(sup, out)
+
+
+def timeline(sup: Supervisor, out: Path) -> None:
+    """The quit just played, as `proctui timeline -o` draws it from the journal."""
+    from proctui import timeline as pictures
+
+    path = out / "timeline.svg"
+    picture = pictures.build(sup.journal())
+    path.write_text(pictures.svg(picture, title="proctui demo: q, 2 e, then K at the "
+                                                "question (proctui timeline)"))
+    print(f"wrote {path}")
 
 
 async def final_flow(out: Path) -> None:
     """Each process stopped by hand: the console stays open on every outcome."""
     async with demo_console() as (app, pilot, sup):
         await pilot.pause(3.0)
-        for key in "123456":
+        for key in "12345678":
             await pilot.press(key, "s")
         await pilot.press("2", "e")  # slow-8s gets the time it needs
         await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed)

@@ -155,6 +155,9 @@ class FakeCore:
     def strays(self) -> list[int]:
         return []
 
+    def journal(self) -> list[dict[str, object]]:
+        return []
+
     def exit_status(self) -> int:
         return 0
 
@@ -165,8 +168,8 @@ class FakeCore:
     def stop(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._record("stop", name)
 
-    def stop_all(self) -> concurrent.futures.Future[Reply]:
-        return self._record("stop_all")
+    def stop_all(self, ordered: bool = True) -> concurrent.futures.Future[Reply]:
+        return self._record("stop_all", ordered)
 
     def kill(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._record("kill", name)

@@ -526,3 +526,26 @@ async def test_the_console_never_signals_a_process_itself(monkeypatch):
         await until(pilot, lambda: not app.is_running, timeout=30, what="the app to exit")
     assert sent, "the core sent the signals, and this test saw them"
     assert {thread for thread, _ in sent} == {"proctui-core"}, sent
+
+
+# -- processes that speak -----------------------------------------------------------------
+
+async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
+    from proctui.console.dialogs import TimelineScreen
+    from tests.children import SLOW
+
+    specs = [pyspec("db", POLITE), pyspec("web", SLOW.format(seconds=1.5),
+                                          depends_on=(("db", None),))]
+    async with console(specs) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "db", "web")
+        await pilot.press("q")
+        await until(pilot, lambda: "stage 2/2 · stops after web" in screen(app),
+                    what="the stage in the quit panel")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TimelineScreen), what="timeline")
+        text = screen(app)
+        assert re.search(r"db +│", text) and re.search(r"web +│", text), text
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.is_running, what="the app to exit")
+    outcomes = {n: o.text for n, o in sup.final()}
+    assert outcomes["db"].startswith("stopped after") and outcomes["web"].startswith("stopped")

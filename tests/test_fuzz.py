@@ -3,6 +3,7 @@ output loses no byte it promises to keep, and renders without crashing."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import string
@@ -13,12 +14,14 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from proctui.config import ConfigError, load_procfile, parse_toml
-from proctui.console.render import ansi_text, clean
+from proctui.console.render import ansi_text
 from proctui.core.lines import LineSplitter
+from proctui.core.text import clean
 
 KEYS = ["cmd", "shell", "cwd", "env", "env_file", "stop_timeout", "kill_timeout",
         "on_timeout", "stop_signal", "extend_step", "restart", "scrollback",
-        "max_line_length", "colour", ""]
+        "max_line_length", "colour", "", "ready", "depends_on", "ready_timeout",
+        "watchdog_sec", "max_stop_time", "restart_with"]
 VALUES = st.one_of(
     st.integers(-5, 100_000), st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(), st.text(max_size=20),
@@ -139,3 +142,65 @@ def test_any_output_renders_as_plain_safe_text(parts):
     list(text.render(console))
     cleaned = clean(line)
     assert "\x07" not in cleaned and "\x00" not in cleaned
+
+
+# -- the notify socket ----------------------------------------------------------------------
+
+NOTIFY_KEYS = ["READY", "STATUS", "STOPPING", "EXTEND_TIMEOUT_USEC", "WATCHDOG",
+               "WATCHDOG_USEC", "MAINPID", "ERRNO", "FDSTORE", "X"]
+DATAGRAMS = st.one_of(
+    st.binary(max_size=6000),
+    st.lists(st.tuples(st.sampled_from(NOTIFY_KEYS),
+                       st.one_of(st.text(max_size=30), st.integers(-10, 10**20).map(str))),
+             max_size=6).map(lambda kv: "\n".join(f"{k}={v}" for k, v in kv).encode()),
+)
+
+
+def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
+    """Random datagrams, as a stranger and as the run's own process (whose messages are
+    acted on): every one is dropped or taken, the supervisor keeps its deadlines."""
+    import socket
+    import time
+
+    from proctui.core.outcome import OutcomeKind
+    from tests.conftest import Harness, pyspec
+
+    # The run's own process sends seeded random messages (acted on); the test then sends
+    # hypothesis's as a stranger (dropped).
+    own = ("import os, random, socket, time\n"
+           "a = os.environ['NOTIFY_SOCKET']; a = '\\0' + a[1:]\n"
+           "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+           f"keys = {NOTIFY_KEYS!r}\n"
+           "r = random.Random(7)\n"
+           "vals = ['', '0', '-1', 'no', '99999999999999999999', 'x' * 300, '\\x1b]2;t']\n"
+           "for _ in range(400):\n"
+           "    msg = '\\n'.join(f'{r.choice(keys)}={r.choice(vals)}' for _ in range(3))\n"
+           "    s.sendto(msg.encode(), a)\n"
+           "print('ready', flush=True)\n"
+           "time.sleep(60)\n")
+    h = Harness([pyspec("relay", own, stop_timeout=0.5)])
+    h.sup.start()
+    try:
+        h.wait_output("relay", "ready")
+        target = "\0" + h.sup._engine.speech.sockets["relay"].address[1:]
+        sock = h.sup._engine.speech.sockets["relay"]
+        @settings(max_examples=150, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(DATAGRAMS)
+        def stranger(data: bytes) -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s, \
+                    contextlib.suppress(OSError):  # too long for a datagram at all
+                s.sendto(data, target)
+
+        stranger()
+        time.sleep(0.2)
+        assert sock.received > 0 and sum(sock.dropped.values()) > 0
+        h.sup.stop("relay")
+        outcome = h.outcome("relay")  # whatever the messages did, it ends, and words it
+        assert outcome.kind in (OutcomeKind.STOPPED, OutcomeKind.KILLED,
+                                OutcomeKind.WATCHDOG), outcome.text
+        assert h.sup.crash is None
+        assert "\x1b" not in h.view("relay").status
+    finally:
+        h.sup.abandon_all().result(timeout=5)
+        h.sup.close()

@@ -24,7 +24,8 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from proctui.console import keys
-from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision, HelpScreen
+from proctui.console.actions import PaneActions
+from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision
 from proctui.console.output import ProcessPane
 from proctui.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.console.questions import Questions
@@ -49,7 +50,7 @@ def _css_path() -> Path:
     return Path(__file__).resolve().parents[2] / "styles" / "proctui.tcss"
 
 
-class ProctuiApp(App[None]):
+class ProctuiApp(PaneActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
@@ -389,6 +390,12 @@ class ProctuiApp(App[None]):
             ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
             answered)
 
+    def action_stop_all_now(self) -> None:
+        """Stop everything now, regardless of dependency order."""
+        self.quitting = True
+        self._send(self.core.stop_all(ordered=False))
+        self.tick()
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for key in keys.MAIN:
             if key.group in ("Process", "Quit") or key.action in ("zoom", "help"):
@@ -398,89 +405,3 @@ class ProctuiApp(App[None]):
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit",):
                 yield command
-
-    # -- panes ------------------------------------------------------------------------
-
-    def action_zoom(self) -> None:
-        self.grid = not self.grid
-        self._layout()
-        self.tick()
-
-    def action_follow(self) -> None:
-        output = self.selected_pane.output
-        output.follow = not output.follow
-
-    def action_wrap(self) -> None:
-        output = self.selected_pane.output
-        output.wrap = not output.wrap
-
-    def action_end(self) -> None:
-        self.selected_pane.output.end()
-
-    def action_home(self) -> None:
-        self.selected_pane.output.home()
-
-    def action_scroll_up_page(self) -> None:
-        self.selected_pane.output.page(-1)
-
-    def action_scroll_down_page(self) -> None:
-        self.selected_pane.output.page(1)
-
-    def action_clear(self) -> None:
-        self._send(self.core.clear_output(self.selected_view.name))
-        self.selected_pane.output.end()
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
-    def action_search(self) -> None:
-        box = self._search
-        box.disabled = False
-        box.display = True
-        box.focus()
-
-    def _close_search(self) -> None:
-        box = self._search
-        box.display = False
-        box.disabled = True  # a hidden input must never swallow the app's keys
-        self.set_focus(None)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "search":
-            return
-        term = event.value.strip()
-        output = self.selected_pane.output
-        self._close_search()
-        output.search = term or None
-        output.current_match = None
-        if not term:
-            return
-        got = self.core.buffer(self.selected_view.name).read(0)
-        needle = term.lower()
-        self._matches = [got.first + i for i, line in enumerate(got.lines)
-                         if needle in line.lower()]
-        if not self._matches:
-            self.notify(f"No match for {term!r}", markup=False)
-            return
-        self._match_index = len(self._matches) - 1
-        self._show_match()
-
-    def on_key(self, event) -> None:  # type: ignore[no-untyped-def]
-        if event.key == "escape" and self._search.display:
-            self._close_search()
-            event.stop()
-
-    def action_next_match(self, direction: int) -> None:
-        if not self._matches:
-            self.notify("No search: press / first", markup=False)
-            return
-        self._match_index = max(0, min(len(self._matches) - 1, self._match_index + direction))
-        self._show_match()
-
-    def _show_match(self) -> None:
-        output = self.selected_pane.output
-        number = self._matches[self._match_index]
-        output.current_match = number
-        output.show_line(number)
-        self.notify(f"match {self._match_index + 1} of {len(self._matches)}", timeout=1.5,
-                    markup=False)

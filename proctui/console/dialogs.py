@@ -207,3 +207,23 @@ class HelpScreen(ModalScreen[None]):
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)
+
+
+class TimelineScreen(ModalScreen[None]):
+    """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
+
+    BINDINGS = [Binding("escape,t,q", "dismiss_timeline", "Close")]
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        text = Text("\n".join(self.lines))
+        with Vertical(id="help"):
+            yield Static(Text("timeline of this run · Escape or t closes", style="bold"))
+            with VerticalScroll(id="help-keys"):
+                yield Static(text)
+
+    def action_dismiss_timeline(self) -> None:
+        self.dismiss(None)

@@ -46,6 +46,8 @@ MAIN: tuple[Key, ...] = (
     Key("quit", "ctrl+c,ctrl+q", "^c ^q", "Quit", "the same as q", "Quit", priority=True),
     Key("abandon_and_exit", "Q", "Q", "Abandon all", "abandon whatever still runs and exit "
         "(asks first)", "Quit"),
+    Key("stop_all_now", "X", "X", "Stop all now", "stop everything now, not waiting for "
+        "dependents to stop first", "Quit"),
     Key("zoom", "z", "z", "Layout", "one large pane, or a grid of panes", "View", bar=6),
     Key("follow", "f", "f", "Follow", "follow new output, or hold still", "View"),
     Key("wrap", "w", "w", "Wrap", "wrap long lines, or cut them", "View"),
@@ -59,6 +61,7 @@ MAIN: tuple[Key, ...] = (
     Key("scroll_down_page", "pagedown", "PgDn", "Page down", "scroll down a page", "View"),
     Key("home", "home", "Home", "Top", "the oldest line kept", "View"),
     Key("end", "end", "End", "End", "the newest line, and follow again", "View"),
+    Key("timeline", "t", "t", "Timeline", "the timeline of this run so far", "View"),
     Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=8),
 )
 

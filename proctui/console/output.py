@@ -27,9 +27,9 @@ from proctui.console.render import (
     ansi_text,
     countdown,
     countdown_text,
-    duration,
     fit,
     look,
+    running_words,
     segments,
 )
 from proctui.core.lines import OutputBuffer, Stream
@@ -268,8 +268,9 @@ class PaneHeader(Widget):
         elif view.phase is Phase.ENDED and view.outcome is not None:
             text.append_text(fit(Text(view.outcome.text, style=lk.style), room))
         elif view.phase is Phase.RUNNING and view.started_at is not None:
-            status = f" · {view.status}" if view.status else ""
-            text.append_text(fit(Text(f"up {duration(now - view.started_at)}{status}"), room))
+            text.append_text(fit(Text(running_words(view, now)), room))
+        elif view.phase is Phase.WAITING:
+            text.append_text(fit(Text(f"waiting for {', '.join(view.waiting_for)}"), room))
         else:
             text.append_text(fit(Text(view.held or ""), room))
         if self.note:

@@ -22,8 +22,8 @@ class ShutdownPanel(Widget):
     now: reactive[int] = reactive(0)  # tenths of a second
 
     def show(self, views: list[ProcessView], now: float) -> None:
-        self.views = tuple(v for v in views if v.phase.stopping or v.phase in
-                           (Phase.STARTING, Phase.WAITING, Phase.HELD))
+        self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
+                           v.phase in (Phase.STARTING, Phase.WAITING, Phase.HELD))
         self.now = int(now * 10)
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
@@ -51,6 +51,9 @@ class ShutdownPanel(Widget):
             cd = countdown(view, now)
             if cd is not None:
                 text.append_text(countdown_text(cd, room, short=len(cd.text) + 10 > room))
+            elif view.stops_after:
+                text.append(f"stage {view.stage}/{view.stages} · stops after "
+                            f"{', '.join(view.stops_after)}"[:room], style="yellow")
             elif view.phase is Phase.HELD:
                 text.append(f"held, not proven ours: {shown('stop')} stops it, "
                             f"{shown('abandon')} leaves it"[:room], style="yellow")

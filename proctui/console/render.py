@@ -46,13 +46,19 @@ _ENDED = {
     OutcomeKind.WATCHDOG: Look("watchdog", "✖", "red"),
 }
 _PAUSED = Look("paused", "‖", "bold yellow")
+_READY = Look("ready", "●", "bold green")
 _FAILED = Look("failed", "✖", "bold red")
 
 
 def look(view: ProcessView) -> Look:
     if view.phase is not Phase.ENDED:
-        if view.paused and view.phase is Phase.RUNNING:
-            return _PAUSED
+        if view.phase is Phase.RUNNING:
+            if view.paused:
+                return _PAUSED
+            if view.stops_after:
+                return Look(f"stage {view.stage}/{view.stages}", "◔", "yellow")
+            if view.ready_at is not None:
+                return _READY
         return _LIVE[view.phase]
     outcome = view.outcome
     if outcome is None:
@@ -108,7 +114,19 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
     by = " (extended by the process)" if view.extended_by_process else ""
     action = action_words(view)
     return Countdown(f"{ago}{status} · {action} in {seconds(left)}{by}",
-                     f"{action} in {seconds(left)}", left / total)
+                     f"{action} in {seconds(left)}{', by the process' if by else ''}",
+                     left / total)
+
+
+def running_words(view: ProcessView, now: float) -> str:
+    """A running process's detail: what it waits for before it stops, or its age (and
+    how long it took to be ready) and its STATUS."""
+    if view.stops_after:
+        return f"stops after {', '.join(view.stops_after)}"
+    words = f"up {duration(now - (view.started_at or now))}"
+    if view.ready_at is not None and view.started_at is not None:
+        words += f", ready in {seconds(view.ready_at - view.started_at)}"
+    return words + (f" · {view.status}" if view.status else "")
 
 
 def duration(value: float) -> str:

@@ -11,7 +11,16 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
-from proctui.console.render import countdown, countdown_text, duration, fit, look, memory, segments
+from proctui.console.render import (
+    countdown,
+    countdown_text,
+    duration,
+    fit,
+    look,
+    memory,
+    running_words,
+    segments,
+)
 from proctui.core.machine import Phase
 from proctui.core.view import ProcessView, Usage
 
@@ -112,9 +121,8 @@ class ProcessTable(Widget):
         cd = countdown(view, now)
         if cd is not None:
             return countdown_text(cd, room, short=True)
-        status = f" · {view.status}" if view.status else ""
         if view.phase is Phase.RUNNING and view.started_at is not None:
-            words = f"up {duration(now - view.started_at)}{status}"
+            words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
             words = f"restart in {duration(view.restart_at - now + 0.999)}"
         elif view.phase is Phase.WAITING and view.waiting_for:

@@ -57,10 +57,15 @@ class Commands:
             return Reply(True, f"{m.name} will not start")
         return self._ended(m, "stop")
 
-    def stop_all(self, chunk: int = 50) -> Reply:
+    def stop_all(self, ordered: bool = True, chunk: int = 50) -> Reply:
         """Every stop at once, in slices: between slices the loop sees the processes
-        that already ended, so a thousand stops never delay the first one's ending."""
+        that already ended, so a thousand stops never delay the first one's ending. With
+        dependencies, in stages: a process waits for everything that depends on it to
+        end first (``ordered=False``: now, regardless of order)."""
         self.e.shutting_down = True
+        deps = self.e.deps
+        if not ordered:
+            deps.release_all()
         todo = list(self.e.processes)
 
         def next_slice() -> None:
@@ -70,6 +75,13 @@ class Commands:
                     # Not proven ours: never signalled unless the operator says so, and
                     # no reason to wait for it either.
                     self.act(m, Action.ABANDON)
+                elif ordered and deps.any and m.active and deps.defer(m, self.stop):
+                    m.stop_wanted = True
+                    m.wake.set()
+                    self.e.notice(m, f"stops after {', '.join(m.stops_after)} (stage "
+                                     f"{m.stage} of {m.stages})")
+                    self.e.journal.write("stage", m.name, stage=m.stage, of=m.stages,
+                                         after=list(m.stops_after))
                 else:
                     self.stop(m)
             del todo[:chunk]
@@ -77,7 +89,8 @@ class Commands:
                 self.e.loop.call_soon(next_slice)
 
         next_slice()
-        return Reply(True, "stopping everything")
+        return Reply(True, "stopping everything" if ordered or not deps.any else
+                     "stopping everything now, regardless of order")
 
     def act(self, m: Managed, action: Action) -> Reply:
         if m.phase is Phase.HELD and action is Action.ABANDON:
@@ -104,6 +117,7 @@ class Commands:
         return Reply(True, f"waiting for {m.name} without a deadline")
 
     def each_active(self, action: Action) -> Reply:
+        self.e.deps.forget()  # held stops: the kill or abandon below reaches them instead
         for m in self.e.processes:
             if m.active or (action is Action.ABANDON and m.phase is Phase.HELD):
                 self.act(m, action)

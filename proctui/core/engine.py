@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from proctui.config import ProcessSpec, RestartPolicy
+from proctui.core.deps import Deps
 from proctui.core.events import EventQueue
+from proctui.core.journal import Journal
 from proctui.core.lineage import Lineage
 from proctui.core.lines import Stream
 from proctui.core.machine import Phase
@@ -24,6 +26,7 @@ from proctui.core.procfs import ProcStat, ProcTable
 from proctui.core.recovery import Recovery
 from proctui.core.run import RUN_TOKEN_VAR, Run
 from proctui.core.rundir import RunDir
+from proctui.core.speech import Speech
 from proctui.core.text import visible
 from proctui.core.usage import Samples, usage_of
 
@@ -67,10 +70,15 @@ class Engine:
         self.pid_files = PidFiles(run_dir, os_layer, self.lineage, self.notice, self._later)
         self.recovery = Recovery(self)
         self.loop = asyncio.get_running_loop()
+        self.journal = Journal(run_dir)
+        self.deps = Deps(self.specs, self.by_name, self._publish, self.journal.write)
+        self.speech = Speech(self)
+        self.lineage.ignore = self.speech.probes
 
     # -- start-up ---------------------------------------------------------------------
 
     def startup(self) -> None:
+        self.journal.write("begin", pid=os.getpid(), processes=[s.name for s in self.specs])
         leftovers = self.recovery.find()
         for m in leftovers:
             self._add(m)
@@ -113,6 +121,10 @@ class Engine:
     def output(self, run: Run, stream: int, lines: list[str]) -> None:
         self.output_count += 1
         self._poke()
+        if lines:
+            m = self.by_run.get(id(run))
+            if m is not None and m.checks is not None:
+                self.speech.output(m, lines)
         if lines and self.events is not None:
             m = self.by_run.get(id(run))
             if m is not None:
@@ -124,6 +136,9 @@ class Engine:
             return
         m.outcomes.append(outcome)
         self.notice(m, outcome.text)
+        self.journal.write("outcome", m.name, outcome=outcome.kind.value, text=outcome.text,
+                           pid=run.pid)
+        self.speech.ended(m)
         self.pid_files.ended(m, run, outcome)
         # What comes next is decided now, so that no snapshot shows "ended" for a
         # process about to restart.
@@ -167,6 +182,11 @@ class Engine:
                 return
             if m.blocked_by is not None and not await self.recovery.wait_for(m):
                 return
+            if m.spec.depends_on:
+                why = await self.deps.wait(m, lambda: m.stop_wanted or self.shutting_down)
+                if why is not None:
+                    self.notice(m, why)
+                    return
             backoff = BACKOFF_START
             first = True
             while True:
@@ -204,17 +224,20 @@ class Engine:
                 backoff = min(backoff * 2, BACKOFF_MAX)
                 m.restarts += 1
         finally:
+            # The bookkeeping that says "this one is over" comes first: nothing after it
+            # may keep proctui from knowing that everything has ended.
             m.restart_wanted = False
             m.restart_at = None
             if m.phase is not Phase.HELD:
                 m.phase = Phase.ENDED
             m.done.set()
-            self._publish(m)
             self.unfinished.discard(m.name)
             if not self.unfinished:
                 self.all_done.set()
                 if self.events is not None:
                     self.events.wake()
+            self._publish(m)
+            self.deps.poke()
 
     def _should_restart(self, m: Managed, outcome: Outcome) -> bool:
         if m.stop_wanted or outcome.kind not in (OutcomeKind.EXITED, OutcomeKind.WATCHDOG):
@@ -235,11 +258,17 @@ class Engine:
             self.by_run.pop(id(old), None)
         m.run_ended.clear()
         m.phase = Phase.RUNNING
-        if run.spawn():
+        if run.spawn(self.speech.child_env(m)):
             self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}")
             self.pid_files.spawned(m, run)
+            self.speech.spawned(m, run)
+            self.deps.poke()
         self._publish(m)
         return run
+
+    def journal_run(self, run: Run, kind: str, **data: object) -> None:
+        m = self.by_run.get(id(run))
+        self.journal.write(kind, m.name if m else run.name, **data)
 
     def _later(self, delay: float, fn: Callable[..., None], *args: object) -> None:
         def call() -> None:
@@ -262,7 +291,7 @@ class Engine:
         if live or self.lineage.strays:
             table = self.lineage.update(lambda: runs, max_age=0.2)
             keep = {r.pid for r in runs if r.pid is not None and r.exit is None
-                    and not r.leftover}
+                    and not r.leftover} | self.speech.probes
             self.os.reap_orphans(table, keep)
             self._say_strays()
             for m in self.processes:
@@ -299,6 +328,9 @@ class Engine:
     # -- the end ----------------------------------------------------------------------
 
     def close(self) -> None:
+        self.speech.close()
+        self.journal.write("end")
+        self.journal.close()
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()

@@ -60,6 +60,7 @@ class DeadlineAction(Enum):
 class StopRequested:
     at: float
     watchdog_sec: float | None = None  # set when a missed watchdog asks for the stop
+    ready_timeout: float | None = None  # set when the process never became ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +175,7 @@ class StopState:
     extended_by_process: bool = False
     abandoned_by: Who | None = None
     watchdog_sec: float | None = None
+    ready_timeout: float | None = None
     decisions: int = 0  # how often this stop has reached a decision: each one asks anew
     end: EndKind | None = None
     error: str = ""
@@ -241,19 +243,22 @@ def _stop(s: StopState, e: StopRequested) -> Result:
     p = s.policy
     at = e.at
     why = f"watchdog timeout after {setting(e.watchdog_sec)}: " \
-        if e.watchdog_sec is not None else ""
+        if e.watchdog_sec is not None else \
+        f"not ready within {setting(e.ready_timeout)}: " if e.ready_timeout is not None else ""
     if p.stop_signal == signal.SIGKILL:
         # SIGKILL is the configured stop signal: the stop request is the kill itself,
         # and a death by it is a clean stop. Wait kill_timeout for it to take.
         deadline = at + p.kill_timeout
         s = replace(s, phase=Phase.KILLING, stop_requested_at=at, deadline=deadline,
-                    window_start=at, watchdog_sec=e.watchdog_sec)
+                    window_start=at, watchdog_sec=e.watchdog_sec,
+                    ready_timeout=e.ready_timeout)
         return s, (Send(signal.SIGKILL, Reason.STOP_REQUEST), Arm(deadline),
                    Say(f"{why}SIGKILL (its stop signal) sent to process group {p.pgid}; "
                        f"giving up in {setting(p.kill_timeout)}"))
     deadline = at + p.stop_timeout
     s = replace(s, phase=Phase.STOPPING, stop_requested_at=at, deadline=deadline,
-                window_start=at, timeout_total=p.stop_timeout, watchdog_sec=e.watchdog_sec)
+                window_start=at, timeout_total=p.stop_timeout, watchdog_sec=e.watchdog_sec,
+                ready_timeout=e.ready_timeout)
     effects: list[Effect] = [Send(p.stop_signal, Reason.STOP_REQUEST)]
     if p.stop_signal != signal.SIGCONT:
         effects.append(Send(signal.SIGCONT, Reason.CONTINUE))

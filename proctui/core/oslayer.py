@@ -113,6 +113,13 @@ class OSLayer:
     def read_cmdline(self, pid: int) -> list[str] | None:
         return procfs.read_cmdline(pid)
 
+    def uid_of(self, pid: int) -> int | None:
+        """The real user id a process runs as, or None when it is gone."""
+        try:
+            return os.stat(f"/proc/{pid}").st_uid
+        except OSError:
+            return None
+
     def has_env(self, pid: int, name: str, value: str) -> bool:
         return procfs.has_env(pid, name, value)
 

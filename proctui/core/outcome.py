@@ -128,6 +128,7 @@ class RunRecord:
     state_word: str = ""  # what the survivors are doing (disk-sleep) for UNKILLABLE
     error: str = ""
     watchdog_sec: float | None = None  # set when the run was stopped for a missed watchdog
+    ready_timeout: float | None = None  # set when it was stopped for never becoming ready
     stop_reached: bool = True  # False: the stop signal found nothing left to stop
 
 
@@ -226,15 +227,19 @@ def _gone(r: RunRecord) -> tuple[OutcomeKind, str]:
         r = replace(r, stop_requested_at=None)
     stop_sig = r.stop_signal if r.stop_requested_at is not None else None
     status = (r.status or ExitStatus(known=False)).describe(stop_sig)
-    prefix = f"watchdog timeout after {setting(r.watchdog_sec)}: " \
-        if r.watchdog_sec is not None else ""
-    watchdog = r.watchdog_sec is not None
+    failed_kind, prefix = OutcomeKind.STOPPED, ""
+    if r.watchdog_sec is not None:
+        failed_kind, prefix = OutcomeKind.WATCHDOG, \
+            f"watchdog timeout after {setting(r.watchdog_sec)}: "
+    elif r.ready_timeout is not None:
+        failed_kind, prefix = OutcomeKind.FAILED_TO_START, \
+            f"not ready within {setting(r.ready_timeout)}: "
+    failed = bool(prefix)  # stopped for a missed watchdog or never becoming ready
     if not _was_killed(r):
         if r.stop_requested_at is None:
             return OutcomeKind.EXITED, f"exited: {status}"
         took = seconds(r.ended_at - r.stop_requested_at)
-        return (OutcomeKind.WATCHDOG if watchdog else OutcomeKind.STOPPED,
-                f"{prefix}stopped after {took}: {status}")
+        return (failed_kind, f"{prefix}stopped after {took}: {status}")
     assert r.kill_sent_at is not None
     if r.kill_reason in (Reason.TIMEOUT, Reason.WATCHDOG):
         if r.timeout_total is not None:
@@ -254,7 +259,7 @@ def _gone(r: RunRecord) -> tuple[OutcomeKind, str]:
     if status_known and r.status.signal != signal.SIGKILL:  # type: ignore[union-attr]
         # The leader ended on its own; other members of its group had to be killed.
         text += f" (the leader ended, {status}; the rest of its group did not)"
-    return (OutcomeKind.WATCHDOG if watchdog else OutcomeKind.KILLED), prefix + text
+    return (failed_kind if failed else OutcomeKind.KILLED), prefix + text
 
 
 def _was_killed(r: RunRecord) -> bool:

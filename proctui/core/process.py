@@ -4,6 +4,8 @@ that frontends read."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from proctui.config import ProcessSpec
 from proctui.core.leftovers import Verdict
@@ -13,6 +15,9 @@ from proctui.core.outcome import Outcome, signal_name
 from proctui.core.pidfile import PidRecord
 from proctui.core.run import Run
 from proctui.core.view import ProcessView, Usage
+
+if TYPE_CHECKING:
+    from proctui.core.readiness import Checks
 
 
 class Managed:
@@ -47,6 +52,8 @@ class Managed:
         self.stops_after: tuple[str, ...] = ()
         self.stage = 0
         self.stages = 0
+        self.checks: Checks | None = None  # readiness and watchdog of the current run
+        self.stop_deferred: Callable[[Managed], object] | None = None
         self.view = self.build_view(0)
 
     @property
@@ -93,7 +100,7 @@ class Managed:
             output_lines=self.buffer.output_total,
             decisions=s.decisions if s else 0,
             status=self.status,
-            ready_at=self.ready_at,
+            ready_at=self.ready_at if live else None,
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),
             stops_after=self.stops_after,
             stage=self.stage,

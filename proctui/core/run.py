@@ -36,6 +36,7 @@ from proctui.core.outcome import (
     Who,
     describe,
     pids_phrase,
+    signal_name,
 )
 from proctui.core.pipes import Pipes
 from proctui.core.procfs import ProcStat
@@ -60,6 +61,7 @@ class Host(Protocol):
     def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]: ...
     def members_changed(self, run: Run) -> None: ...
     def check_soon(self, run: Run) -> None: ...
+    def journal_run(self, run: Run, kind: str, **data: object) -> None: ...
 
 
 class Run:
@@ -120,7 +122,7 @@ class Run:
 
     # -- starting ---------------------------------------------------------------------
 
-    def spawn(self) -> bool:
+    def spawn(self, extra_env: dict[str, str] | None = None) -> bool:
         """Start the process. False (with a failed-to-start outcome) when it cannot be."""
         spec = self.spec
         try:
@@ -129,6 +131,7 @@ class Run:
             return self._failed_to_start(e)
         try:
             env = spec.environ()
+            env.update(extra_env or {})
             env[RUN_TOKEN_VAR] = self.token
             self.popen = subprocess.Popen(
                 spec.argv, cwd=str(spec.cwd), env=env, stdin=subprocess.DEVNULL,
@@ -197,6 +200,10 @@ class Run:
             self._send(effect.sig, effect.reason)
         elif isinstance(effect, m.Arm):
             self._arm(effect.deadline)
+            if effect.deadline is not None or self.state.phase is Phase.DECIDING:
+                self.host.journal_run(self, "deadline", phase=self.state.phase.value,
+                                      deadline=effect.deadline,
+                                      action=self.state.action.value or None)
         elif isinstance(effect, m.Say):
             self.host.notice(self, effect.text)
         elif isinstance(effect, m.Finish):
@@ -218,26 +225,39 @@ class Run:
 
     # -- commands ---------------------------------------------------------------------
 
-    def request_stop(self, watchdog_sec: float | None = None) -> None:
+    def request_stop(self, watchdog_sec: float | None = None,
+                     ready_timeout: float | None = None) -> None:
         if self.state.phase is Phase.RUNNING:
             self._find_escapees()  # so that the stop signal reaches them too
-        self.feed(m.StopRequested(time.monotonic(), watchdog_sec))
+            self.host.journal_run(self, "stop", watchdog_sec=watchdog_sec,
+                                  ready_timeout=ready_timeout)
+        self.feed(m.StopRequested(time.monotonic(), watchdog_sec, ready_timeout))
 
     def kill(self) -> None:
         if self.state.phase is Phase.RUNNING:
             self._find_escapees()
+        if self.live:
+            self.host.journal_run(self, "decision", action="kill")
         self.feed(m.KillRequested(time.monotonic()))
 
     def abandon(self) -> None:
+        if self.live:
+            self.host.journal_run(self, "decision", action="abandon")
         self.feed(m.AbandonRequested(time.monotonic()))
 
     def wait_forever(self) -> None:
+        if self.live:
+            self.host.journal_run(self, "decision", action="wait")
         self.feed(m.WaitRequested(time.monotonic()))
 
     def extend(self, by: float, who: Who = Who.OPERATOR) -> bool:
         before = self.state.deadline
         self.feed(m.ExtendRequested(time.monotonic(), by, who))
-        return self.state.deadline != before
+        moved = self.state.deadline != before
+        if moved and who is Who.OPERATOR:
+            self.host.journal_run(self, "extend", who="operator", by=by,
+                                  deadline=self.state.deadline)
+        return moved
 
     def set_interactive(self, interactive: bool) -> None:
         self.feed(m.InteractiveChanged(time.monotonic(), interactive))
@@ -259,6 +279,9 @@ class Run:
             self.host.notice(self, text)
         if reached:
             self.sent.append(Sent(int(sig), now - (self.started_at or now), reason))
+            if reason is not Reason.CONTINUE:
+                self.host.journal_run(self, "signal", signal=signal_name(sig),
+                                      reason=reason.value)
         elif reason is Reason.STOP_REQUEST:
             self.stop_reached = False
         if reason is Reason.STOP_REQUEST or sig == signal.SIGKILL:
@@ -374,7 +397,7 @@ class Run:
             left_running=tuple(p for p in left if p not in escapees),
             left_behind=tuple(p for p in left if p in escapees),
             state_word=state_word, error=s.error, watchdog_sec=s.watchdog_sec,
-            stop_reached=self.stop_reached)
+            ready_timeout=s.ready_timeout, stop_reached=self.stop_reached)
         outcome = describe(record)
         self._stop_watching(keep_leader=end is not EndKind.GONE)
         # The bookkeeping (PID file, history) happens before the outcome is visible to

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -25,6 +26,7 @@ from proctui.core.commands import Commands
 from proctui.core.engine import Engine
 from proctui.core.events import EventQueue
 from proctui.core.lines import OutputBuffer
+from proctui.core.machine import Phase
 from proctui.core.outcome import Outcome, Who
 from proctui.core.process import Managed
 from proctui.core.rundir import RunDir
@@ -61,8 +63,7 @@ class Supervisor:
         self._engine: Engine | None = None
         self._commands: Commands | None = None
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._early: list[Callable[[], None]] = []
+        self._early: deque[Callable[[], None]] = deque()
         self._started = threading.Event()  # start-up (leftovers, first spawns) done
         self._closing: asyncio.Event | None = None
         self._shutdown_requested = False
@@ -109,11 +110,8 @@ class Supervisor:
         try:
             engine.startup()
         finally:
-            with self._lock:
-                self._loop = loop
-                early, self._early = self._early, []
-            for call in early:
-                call()
+            self._loop = loop
+            self._run_early()
             self._started.set()
         await self._closing.wait()
         engine.close()
@@ -187,6 +185,9 @@ class Supervisor:
     # -- the thread-safe command API ----------------------------------------------------
 
     def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """Queue ``fn`` on the core's loop. Takes no lock, so a signal handler may call
+        it (a handler that waited for a lock its own thread held would never return);
+        before start-up the call is kept and run once the loop is there."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def call() -> None:
@@ -195,19 +196,35 @@ class Supervisor:
             except Exception as e:
                 future.set_exception(e)
 
-        with self._lock:
-            loop = self._loop
-            if loop is None and (self._thread is None or self._thread.is_alive()):
-                self._early.append(call)  # before start-up: kept, never lost
+        loop = self._loop
+        if loop is None:
+            if self._thread is not None and not self._thread.is_alive():
+                future.set_exception(RuntimeError("the supervisor is not running"))
                 return future
-        if loop is None or loop.is_closed():
-            future.set_exception(RuntimeError("the supervisor is not running"))
+            self._early.append(call)  # a deque: appending is atomic
+            if self._loop is not None:  # the loop arrived meanwhile: make sure it runs
+                self._kick_early()
             return future
         try:
             loop.call_soon_threadsafe(call)
         except RuntimeError:
             future.set_exception(RuntimeError("the supervisor is not running"))
         return future
+
+    def _kick_early(self) -> None:
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._run_early)
+
+    def _run_early(self) -> None:
+        """Run every call kept from before start-up, each exactly once."""
+        while self._early:
+            try:
+                call = self._early.popleft()
+            except IndexError:
+                return
+            call()
 
     def _on(self, name: str, fn: Callable[[Commands, Managed], Reply]) -> \
             concurrent.futures.Future[Reply]:
@@ -221,13 +238,14 @@ class Supervisor:
     def stop(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._on(name, Commands.stop)
 
-    def stop_all(self) -> concurrent.futures.Future[Reply]:
-        """Start every stop sequence at once; they run in parallel. Safe from a signal
-        handler, and before start-up has finished: nothing not yet started starts."""
+    def stop_all(self, ordered: bool = True) -> concurrent.futures.Future[Reply]:
+        """Start every stop sequence; they run in parallel, in stages where processes
+        depend on others (``ordered=False``: all now). Safe from a signal handler, and
+        before start-up has finished: nothing not yet started starts."""
         self._shutdown_requested = True
         if self._engine is not None:
             self._engine.shutting_down = True
-        return self._submit(lambda: self._cmds.stop_all())
+        return self._submit(lambda: self._cmds.stop_all(ordered))
 
     def kill(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._on(name, lambda c, m: c.act(m, Action.KILL))
@@ -310,7 +328,15 @@ class Supervisor:
         if self._thread is not None and not self._thread.is_alive():
             return True  # the core is gone (after an emergency stop): nothing to wait for
         engine = self._engine
-        return engine is not None and engine.all_done.is_set()
+        if engine is None:
+            return False
+        if engine.all_done.is_set():
+            return True
+        # After an internal error a lifecycle may never finish its bookkeeping: then it
+        # is over when no run is live and nothing waits to start.
+        return self.crash is not None and not any(
+            m.active or (not m.done.is_set() and m.phase is not Phase.ENDED)
+            for m in self._managed)
 
     def outcomes(self) -> list[tuple[str, Outcome]]:
         """Every run's outcome so far, in order, named."""
@@ -319,6 +345,11 @@ class Supervisor:
     def final(self) -> list[tuple[str, Outcome | None]]:
         """Each process's last outcome (None: it never started)."""
         return [(m.name, m.outcomes[-1] if m.outcomes else None) for m in self._managed]
+
+    def journal(self) -> list[dict[str, object]]:
+        """This run's journal so far (for the timeline)."""
+        engine = self._engine
+        return list(engine.journal.entries) if engine is not None else []
 
     def strays(self) -> list[int]:
         """Processes left behind that no run could be proven to own."""
@@ -338,7 +369,7 @@ def _raise_fd_limit(processes: int) -> None:
         import resource
 
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        need = processes * 4 + 64
+        need = processes * 6 + 64  # two pipes, a pidfd, a notify socket, and some
         if soft != resource.RLIM_INFINITY and soft < need:
             new = need if hard == resource.RLIM_INFINITY else min(need, hard)
             resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))

@@ -1,0 +1,135 @@
+"""The notify socket: processes speak the sd_notify protocol (sd_notify(3)) to proctui.
+
+One datagram socket per proctui run, in the abstract namespace (``NOTIFY_SOCKET=@...``):
+it has no file permissions, so a service that dropped its privileges to its own user
+can still send to it, as to systemd's own socket. Trust rests on the sender's
+credentials, which the kernel attaches to each datagram (SO_PASSCRED): the sending pid
+must belong to a supervised run, or the message is ignored and counted. A malformed or
+oversized datagram is dropped and counted, never a crash; file descriptors passed along
+(FDSTORE) are closed at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import socket
+import struct
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_DATAGRAM = 4096  # bytes; systemd's own limit is of this order
+_CREDS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ANCILLARY = socket.CMSG_SPACE(_CREDS.size) + socket.CMSG_SPACE(4 * 64)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    pid: int
+    uid: int
+    fields: tuple[tuple[str, str], ...]
+
+    def get(self, key: str) -> str | None:
+        for k, v in self.fields:
+            if k == key:
+                return v
+        return None
+
+
+def parse(data: bytes) -> tuple[tuple[str, str], ...] | None:
+    """``KEY=VALUE`` lines; None when the datagram is not that."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    fields = []
+    for line in text.split("\n"):
+        if not line:
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not _KEY.match(key):
+            return None
+        fields.append((key, value))
+    return tuple(fields) if fields else None
+
+
+class NotifySocket:
+    def __init__(self, loop: asyncio.AbstractEventLoop,
+                 on_message: Callable[[Message], bool]) -> None:
+        """``on_message`` returns False when the sender belongs to no supervised run."""
+        self.loop = loop
+        self.on_message = on_message
+        self.name = f"proctui-notify-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.dropped: Counter[str] = Counter()  # malformed, oversized, strangers, ...
+        self.received = 0
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
+                             | socket.SOCK_NONBLOCK)
+        try:
+            sock.bind("\0" + self.name)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+        loop.add_reader(sock.fileno(), self._readable)
+
+    @property
+    def address(self) -> str:
+        """NOTIFY_SOCKET's value: @ marks the abstract namespace."""
+        return "@" + self.name
+
+    def _readable(self) -> None:
+        for _ in range(256):  # a flood of datagrams must not hold the loop
+            try:
+                data, ancdata, flags, _ = self.sock.recvmsg(
+                    MAX_DATAGRAM, _ANCILLARY, socket.MSG_CMSG_CLOEXEC)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self.dropped["unreadable"] += 1
+                return
+            self._take(data, ancdata, flags)
+
+    def _take(self, data: bytes, ancdata: list[tuple[int, int, bytes]], flags: int) -> None:
+        creds = None
+        for level, kind, payload in ancdata:
+            if level != socket.SOL_SOCKET:
+                continue
+            if kind == socket.SCM_CREDENTIALS and len(payload) >= _CREDS.size:
+                creds = _CREDS.unpack_from(payload)
+            elif kind == socket.SCM_RIGHTS:
+                # Descriptors handed to us (FDSTORE): proctui keeps none.
+                count = len(payload) // 4
+                for fd in struct.unpack(f"{count}i", payload[: count * 4]):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            self.dropped["oversized"] += 1
+            return
+        if creds is None or creds[0] <= 0:
+            self.dropped["no credentials"] += 1
+            return
+        fields = parse(data)
+        if fields is None:
+            self.dropped["malformed"] += 1
+            return
+        self.received += 1
+        if not self.on_message(Message(creds[0], creds[1], fields)):
+            self.dropped["not from a supervised process"] += 1
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.loop.remove_reader(self.sock.fileno())
+        self.sock.close()
+
+
+def send(address: str, text: str) -> None:
+    """A tiny sd_notify client (for the demo's programs and tests)."""
+    target = "\0" + address[1:] if address.startswith("@") else address
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+        sock.sendto(text.encode(), target)

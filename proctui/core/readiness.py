@@ -1,0 +1,184 @@
+"""What a run says about itself: whether it is ready (READY=1, a line of its output, a
+port that accepts connections, a probe command that exits 0), within ready_timeout, and
+whether it is alive (the watchdog: WATCHDOG=1 at least every watchdog_sec)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+
+from proctui.config import ReadyCheck
+from proctui.core.notify import Message
+from proctui.core.outcome import Who, setting
+from proctui.core.run import Run
+
+PROBE_TIMEOUT = 10.0  # seconds an exec probe may take before it is killed
+
+
+class Checks:
+    """The readiness check and the watchdog of one run."""
+
+    def __init__(self, run: Run, ready: ReadyCheck | None, ready_timeout: float | None,
+                 watchdog_sec: float | None, *, on_ready: Callable[[str], None],
+                 say: Callable[[str], None], probes: set[int]) -> None:
+        self.run = run
+        self.check = ready
+        self.on_ready = on_ready
+        self.say = say
+        self.probes = probes  # probe pids: not ours to reap or to attribute to a run
+        self.loop = run.loop
+        self.ready = False
+        self.watchdog = watchdog_sec
+        self._regex = re.compile(ready.log) if ready is not None and ready.log else None
+        self._timers: list[asyncio.TimerHandle] = []
+        self._ready_deadline: float | None = None
+        self._watchdog_timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        if ready is not None:
+            if ready_timeout is not None:
+                self._ready_deadline = time.monotonic() + ready_timeout
+                self._ready_timeout = ready_timeout
+                self._arm_ready_timeout()
+            if ready.tcp is not None or ready.exec is not None:
+                self._task = self.loop.create_task(self._probe(ready))
+        self._arm_watchdog()
+
+    # -- readiness --------------------------------------------------------------------
+
+    def _became_ready(self, how: str) -> None:
+        if self.ready or self._closed:
+            return
+        self.ready = True
+        self.on_ready(how)
+
+    def output(self, lines: list[str]) -> None:
+        if self._regex is not None and not self.ready:
+            for line in lines:
+                if self._regex.search(line):
+                    self._became_ready(f"printed {line[:60]!r}")
+                    return
+
+    def _arm_ready_timeout(self) -> None:
+        assert self._ready_deadline is not None
+        self._timers.append(self.loop.call_at(self._ready_deadline, self._ready_expired))
+
+    def _ready_expired(self) -> None:
+        if self.ready or self._closed or self._ready_deadline is None:
+            return
+        if time.monotonic() < self._ready_deadline - 0.001:
+            self._arm_ready_timeout()  # the process asked for more time
+            return
+        self.say(f"not ready within {setting(self._ready_timeout)}: stopping it")
+        if self.run.live:
+            self.run.request_stop(ready_timeout=self._ready_timeout)
+
+    async def _probe(self, check: ReadyCheck) -> None:
+        while not self.ready and not self._closed and self.run.live:
+            try:
+                ok = await (self._tcp(check) if check.tcp else self._exec(check))
+            except OSError:
+                ok = False
+            if ok:
+                self._became_ready(check.describe())
+                return
+            await asyncio.sleep(check.interval)
+
+    async def _tcp(self, check: ReadyCheck) -> bool:
+        assert check.tcp is not None
+        host, port = check.tcp
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                               timeout=max(1.0, check.interval))
+        except (OSError, TimeoutError, socket.gaierror):
+            return False
+        writer.close()
+        with contextlib.suppress(Exception):
+            await writer.wait_closed()
+        return True
+
+    async def _exec(self, check: ReadyCheck) -> bool:
+        """Run the probe in a session of its own, wait for it by its pidfd, kill its
+        group if it takes too long."""
+        assert check.exec is not None
+        spec = self.run.spec
+        proc = subprocess.Popen(check.exec, cwd=str(spec.cwd), env=spec.environ(),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        self.probes.add(proc.pid)
+        fd = os.pidfd_open(proc.pid)
+        try:
+            for attempt in range(2):
+                done = self.loop.create_future()
+                self.loop.add_reader(fd, lambda d=done: d.done() or d.set_result(None))
+                try:
+                    await asyncio.wait_for(done, PROBE_TIMEOUT if attempt == 0 else 1.0)
+                    break
+                except TimeoutError:
+                    with contextlib.suppress(OSError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                finally:
+                    self.loop.remove_reader(fd)
+            return proc.poll() == 0  # never a blocking wait on the core's loop
+        finally:
+            os.close(fd)
+            self.probes.discard(proc.pid)  # if it lives on, the orphan reaper takes it
+
+    # -- messages ---------------------------------------------------------------------
+
+    def message(self, msg: Message) -> list[str]:
+        """A notify message from this run's processes; returns what to say of it."""
+        said = []
+        if msg.get("READY") == "1":
+            self._became_ready("READY=1")
+        extend = msg.get("EXTEND_TIMEOUT_USEC")
+        if extend is not None and extend.isdigit():
+            by = int(extend) / 1e6
+            if self.run.state.phase.stopping:
+                self.run.extend(by, Who.PROCESS)
+            elif not self.ready and self._ready_deadline is not None:
+                self._ready_deadline = max(self._ready_deadline, time.monotonic() + by)
+                said.append(f"asked for {setting(round(by, 1))} more to become ready")
+        usec = msg.get("WATCHDOG_USEC")
+        if usec is not None and usec.isdigit():
+            self.watchdog = int(usec) / 1e6 or None
+            self._arm_watchdog()
+        ping = msg.get("WATCHDOG")
+        if ping == "1":
+            self._arm_watchdog()
+        elif ping == "trigger":
+            self._watchdog_expired()
+        return said
+
+    # -- the watchdog -----------------------------------------------------------------
+
+    def _arm_watchdog(self) -> None:
+        if self._watchdog_timer is not None:
+            self._watchdog_timer.cancel()
+            self._watchdog_timer = None
+        if self.watchdog and not self._closed:
+            self._watchdog_timer = self.loop.call_later(self.watchdog, self._watchdog_expired)
+
+    def _watchdog_expired(self) -> None:
+        self._watchdog_timer = None
+        if self._closed or not self.run.live or self.run.state.phase.stopping:
+            return
+        interval = self.watchdog or 0
+        self.say(f"watchdog timeout after {setting(interval)} (no WATCHDOG=1): stopping it")
+        self.run.request_stop(watchdog_sec=interval)
+
+    def close(self) -> None:
+        self._closed = True
+        for handle in self._timers:
+            handle.cancel()
+        if self._watchdog_timer is not None:
+            self._watchdog_timer.cancel()
+        if self._task is not None:
+            self._task.cancel()

@@ -1,0 +1,137 @@
+"""How runs speak to proctui and what it does with it: the notify socket's messages
+routed to the run that sent them (by the sender's process group, or by lineage for a
+process outside it), readiness and the watchdog, and the journal entries they make."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from proctui.core.notify import Message, NotifySocket
+from proctui.core.outcome import seconds
+from proctui.core.process import Managed
+from proctui.core.readiness import Checks
+from proctui.core.run import Run
+from proctui.core.text import visible
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+MAX_STATUS = 200  # characters of STATUS= shown
+
+
+class Speech:
+    def __init__(self, engine: Engine) -> None:
+        self.e = engine
+        self.probes: set[int] = set()
+        self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
+        self._warned = False
+
+    def child_env(self, m: Managed) -> dict[str, str]:
+        """The environment a new run of ``m`` gets: its own notify socket (the address
+        itself says which run speaks), and WATCHDOG_USEC when it has a watchdog."""
+        env = {}
+        self._close(m.name)
+        try:
+            sock = NotifySocket(self.e.loop, lambda msg: self._message(m, sock, msg))
+        except OSError as e:
+            if not self._warned:
+                self._warned = True
+                self.e.notice(None, f"warning: no notify socket ({e}); sd_notify messages "
+                                    "will not be heard")
+        else:
+            self.sockets[m.name] = sock
+            env["NOTIFY_SOCKET"] = sock.address
+        if m.spec.watchdog_sec:
+            env["WATCHDOG_USEC"] = str(int(m.spec.watchdog_sec * 1e6))
+        return env
+
+    def spawned(self, m: Managed, run: Run) -> None:
+        m.ready_at, m.status = None, ""
+        spec = m.spec
+        m.checks = Checks(run, spec.ready, spec.ready_timeout, spec.watchdog_sec,
+                          on_ready=lambda how: self._ready(m, run, how),
+                          say=lambda text: self.e.notice(m, text), probes=self.probes)
+        self.e.journal.write("start", m.name, pid=run.pid, cmd=spec.cmd,
+                             ready=spec.ready.describe() if spec.ready else None,
+                             depends_on=[d for d, _ in spec.depends_on] or None)
+
+    def output(self, m: Managed, lines: list[str]) -> None:
+        if m.checks is not None and lines:
+            m.checks.output(lines)
+
+    def ended(self, m: Managed) -> None:
+        if m.checks is not None:
+            m.checks.close()
+            m.checks = None
+        self._close(m.name)
+
+    def _close(self, name: str) -> None:
+        sock = self.sockets.pop(name, None)
+        if sock is not None:
+            self.dropped.update(sock.dropped)
+            sock.close()
+
+    @property
+    def dropped(self) -> Counter[str]:
+        if not hasattr(self, "_dropped"):
+            self._dropped: Counter[str] = Counter()
+        return self._dropped
+
+    def _ready(self, m: Managed, run: Run, how: str) -> None:
+        if m.run is not run or not run.live:
+            return
+        m.ready_at = time.monotonic()
+        took = m.ready_at - (run.started_at or m.ready_at)
+        self.e.notice(m, f"ready after {seconds(took)} ({how})")
+        self.e.journal.write("ready", m.name, after=round(took, 3), how=how)
+        self.e.changed(m)
+        self.e.deps.poke()
+
+    def _message(self, m: Managed, sock: NotifySocket, msg: Message) -> bool:
+        run = m.run
+        if run is None or not run.live or self.sockets.get(m.name) is not sock or \
+                not self._from(run, msg):
+            return False
+        self.e.journal.write("notify", m.name, pid=msg.pid, uid=msg.uid,
+                             fields=dict(msg.fields))
+        status = msg.get("STATUS")
+        if status is not None:
+            m.status = visible(status)[:MAX_STATUS]
+        errno = msg.get("ERRNO")
+        if errno is not None and errno.isdigit():
+            m.status = (m.status + " · " if m.status else "") + f"errno {errno}"
+        if msg.get("STOPPING") == "1":
+            self.e.notice(m, "says it is stopping")
+        main = msg.get("MAINPID")
+        if main is not None and main.isdigit():
+            self.e.notice(m, f"says its main process is pid {main}")
+        if m.checks is not None:
+            for text in m.checks.message(msg):
+                self.e.notice(m, text)
+        if msg.get("EXTEND_TIMEOUT_USEC"):
+            self.e.journal.write("extend", m.name, who="process",
+                                 usec=msg.get("EXTEND_TIMEOUT_USEC"),
+                                 deadline=run.state.deadline)
+        self.e.changed(m)
+        return True
+
+    def _from(self, run: Run, msg: Message) -> bool:
+        """Is the sender one of the run's processes? Alive: its group or session is the
+        run's, or lineage says it is the run's. Gone already (``systemd-notify`` sends and
+        exits): it sent to this run's own socket, as the user the run's leader runs as
+        (or as root), which a stranger of another user cannot."""
+        st = self.e.os.read_stat(msg.pid)
+        if st is not None and st.live:
+            if run.pgid in (st.pgid, st.sid):
+                return True
+            key = (st.pid, st.start_ticks)
+            if self.e.lineage.owner.get(key) is None:
+                self.e.lineage.update(self.e._runs, max_age=0)
+            return self.e.lineage.owner.get(key) == run.token
+        return msg.uid in (0, self.e.os.uid_of(run.pid or 0))
+
+    def close(self) -> None:
+        for name in list(self.sockets):
+            self._close(name)
