@@ -194,9 +194,16 @@ class RunDir:
         """Where the output of a process left running goes once proctui has exited."""
         return self.path / (file_stem(name) + ".out")
 
+    def _fd(self) -> int:
+        """The held directory. Closed, it is an error: never a path relative to the cwd."""
+        if self.fd is None:
+            raise OSError(errno.EBADF, f"run directory {self.path} is closed")
+        return self.fd
+
     def open_append(self, filename: str) -> int:
         """A descriptor appending to a regular file here (created 0600), never through a
         symlink; blocking, for a writer that may wait."""
+        self._fd()
         fd = os.open(filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                      | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=self.fd)
         if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -208,6 +215,7 @@ class RunDir:
     def write_pid(self, record: PidRecord) -> Path:
         """Atomically (write a temporary file, then rename over). Not fsynced: a PID file
         must survive proctui's death, not the machine's (its processes would not)."""
+        self._fd()
         name = file_stem(record.name) + PID_SUFFIX
         tmp = f"{name}.tmp-{os.getpid()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -224,7 +232,7 @@ class RunDir:
 
     def remove(self, filename: str) -> None:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(filename, dir_fd=self.fd)
+            os.unlink(filename, dir_fd=self._fd())
 
     def scan(self) -> list[PidFileEntry]:
         """Every PID file here (dot-files too: names used to be written that way),
