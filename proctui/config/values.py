@@ -137,7 +137,11 @@ def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
         elif key == "max_line_length":
             out[key] = count(value, key, where, 80, MAX_LINE_LENGTH)
         elif key == "log_max_size":
-            out[key] = count(value, key, where, 4096, 1 << 40)
+            size = count(value, key, where, 0, 1 << 40)
+            if 0 < size < 4096:
+                raise where.error(key, f"expected 0 (no log file) or at least 4096 bytes, "
+                                       f"got {size}")
+            out[key] = size
         elif key == "log_keep":
             out[key] = count(value, key, where, 0, 100)
     return out

@@ -17,6 +17,7 @@ from proctui.core.events import EventQueue
 from proctui.core.journal import Journal
 from proctui.core.lineage import Lineage
 from proctui.core.lines import Stream
+from proctui.core.logfiles import LogFile, open_logs_dir
 from proctui.core.machine import Phase
 from proctui.core.oslayer import OSLayer
 from proctui.core.outcome import Outcome, OutcomeKind, setting
@@ -71,6 +72,13 @@ class Engine:
         self.recovery = Recovery(self)
         self.loop = asyncio.get_running_loop()
         self.journal = Journal(run_dir)
+        self._logs_fd: int | None = None
+        if run_dir is not None and run_dir.fd is not None:
+            try:
+                self._logs_fd = open_logs_dir(run_dir)
+            except OSError as e:
+                self.notice(None, f"output logs: {run_dir.path / 'logs'}: "
+                                  f"{e.strerror or e}; output is not kept on disk")
         self.deps = Deps(self.specs, self.by_name, self._publish, self.journal.write)
         self.speech = Speech(self)
         self.lineage.ignore = self.speech.probes
@@ -91,6 +99,9 @@ class Engine:
         self._schedule_housekeeping()
 
     def _add(self, m: Managed) -> None:
+        if self._logs_fd is not None and not m.leftover and m.spec.log_max_size > 0:
+            m.log = LogFile(self._logs_fd, m.name, m.spec.log_max_size, m.spec.log_keep,
+                            lambda text, m=m: self.notice(m, text))
         self.processes.append(m)
         self.by_name[m.name] = m
         self._added(m)
@@ -251,7 +262,7 @@ class Engine:
         return [m.run for m in self.processes if m.run is not None]
 
     def _spawn(self, m: Managed) -> Run:
-        run = Run(m.spec, m.name, self, m.buffer, self.interactive)
+        run = Run(m.spec, m.name, self, m.buffer, self.interactive, m.log)
         self.by_run[id(run)] = m
         old, m.run = m.run, run
         if old is not None:
@@ -331,6 +342,12 @@ class Engine:
         self.speech.close()
         self.journal.write("end")
         self.journal.close()
+        for m in self.processes:
+            if m.log is not None:
+                m.log.close()
+        if self._logs_fd is not None:
+            os.close(self._logs_fd)
+            self._logs_fd = None
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 
 from proctui.core.lines import LineSplitter, OutputBuffer, Stream
+from proctui.core.logfiles import LogFile
 
 PIPE_SIZE = 1 << 20  # fewer wake-ups under a flood, and more slack before a child blocks
 READ_SIZE = 1 << 18  # per wake-up: small enough that a flood cannot hold off a deadline
@@ -43,8 +44,10 @@ while fds:
 
 class Pipes:
     def __init__(self, loop: asyncio.AbstractEventLoop, buffer: OutputBuffer, max_len: int,
-                 deliver: Callable[[int, list[str]], None] | None) -> None:
+                 deliver: Callable[[int, list[str]], None] | None,
+                 log: LogFile | None = None) -> None:
         self.loop = loop
+        self.log = log
         self.buffer = buffer
         self.max_len = max_len
         self._deliver_to = deliver
@@ -91,6 +94,8 @@ class Pipes:
         except OSError:
             data = b""
         if data:
+            if self.log is not None:
+                self.log.write(data)
             lines = splitter.feed(data)
         else:
             lines = splitter.finish()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from proctui.config import ProcessSpec
 from proctui.core.leftovers import Verdict
 from proctui.core.lines import OutputBuffer
+from proctui.core.logfiles import LogFile
 from proctui.core.machine import DeadlineAction, Phase
 from proctui.core.outcome import Outcome, signal_name
 from proctui.core.pidfile import PidRecord
@@ -54,6 +55,7 @@ class Managed:
         self.stages = 0
         self.checks: Checks | None = None  # readiness and watchdog of the current run
         self.stop_deferred: Callable[[Managed], object] | None = None
+        self.log: LogFile | None = None  # its output on disk (none for a leftover)
         self.view = self.build_view(0)
 
     @property

@@ -24,6 +24,7 @@ from proctui.config import ProcessSpec
 from proctui.core import machine as m
 from proctui.core.group import Escapee, Group
 from proctui.core.lines import OutputBuffer
+from proctui.core.logfiles import LogFile
 from proctui.core.machine import Phase, Policy
 from proctui.core.oslayer import OSLayer
 from proctui.core.outcome import (
@@ -68,7 +69,7 @@ class Run:
     """A spawned (or adopted) process group and its stop sequence."""
 
     def __init__(self, spec: ProcessSpec, name: str, host: Host, buffer: OutputBuffer,
-                 interactive: bool) -> None:
+                 interactive: bool, log: LogFile | None = None) -> None:
         self.spec = spec
         self.name = name
         self.host = host
@@ -93,7 +94,7 @@ class Run:
         self.stop_reached = True
         self.outcome: Outcome | None = None
         self.pipes = Pipes(self.loop, buffer, spec.max_line_length,
-                           lambda stream, lines: host.output(self, stream, lines))
+                           lambda stream, lines: host.output(self, stream, lines), log)
         self._timer: asyncio.TimerHandle | None = None
         self._poll: asyncio.TimerHandle | None = None
         self._events: deque[m.Event] = deque()
