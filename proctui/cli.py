@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +14,7 @@ from proctui import __version__
 from proctui.config import (
     Config,
     ConfigError,
+    OnHangup,
     OnTimeout,
     Overrides,
     ProcessSpec,
@@ -81,8 +83,10 @@ _file_option = click.option(
 )
 
 
-def run_options(fn):  # type: ignore[no-untyped-def]
-    """The options shared by ``run`` and ``demo``."""
+def run_options(fn=None, *, with_detach: bool = True):  # type: ignore[no-untyped-def]
+    """The options shared by ``run``, ``up`` and ``demo``."""
+    if fn is None:
+        return lambda f: run_options(f, with_detach=with_detach)
     options = [
         click.option("--headless", is_flag=True,
                      help="Print output lines instead of opening the console (automatic "
@@ -105,7 +109,16 @@ def run_options(fn):  # type: ignore[no-untyped-def]
                      help="Where the lock and PID files live. Default: "
                           "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
                           "one per config file or directory."),
+        click.option("--on-hangup", type=click.Choice([h.value for h in OnHangup]),
+                     help="When the console's terminal goes away: stop everything "
+                          "(default), or detach and supervise on (as [defaults] "
+                          "on_hangup)."),
     ]
+    if with_detach:
+        options.insert(0, click.option(
+            "--detach", is_flag=True,
+            help="Supervise in the background, in a session of its own; returns once "
+                 "every process has started (proctui attach, status, down reach it)."))
     for option in reversed(options):
         fn = option(fn)
     return fn
@@ -121,6 +134,8 @@ def cli() -> None:
     proctui run 'web=python -m http.server' 'worker=./work.sh'
     proctui run --headless -f Procfile
     proctui check -f proctui.toml
+    proctui up; proctui attach      # supervise in the background; the console on it
+    proctui status; proctui down    # from scripts, and over SSH
     """
 
 
@@ -133,7 +148,21 @@ def run(file: Path | None, commands: tuple[str, ...], **options: object) -> None
     through /bin/sh -c) until they end or you stop them."""
     overrides = _overrides_from(options)
     config = _load(file, commands, overrides)
-    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, **options))
+    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, file=file,
+                   **options))
+
+
+@cli.command()
+@_file_option
+@run_options(with_detach=False)
+@click.argument("commands", nargs=-1)
+def up(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
+    """The same as run --detach: start a supervisor in the background and return once
+    every process has started."""
+    overrides = _overrides_from(options)
+    config = _load(file, commands, overrides)
+    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, file=file,
+                   detach=True, **options))
 
 
 @cli.command()
@@ -166,29 +195,67 @@ def _overrides_from(options: dict[str, object]) -> Overrides:
 
 def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
           anchor: Path, stop_after: float | None = None, refresh: float | None = None,
-          hint: tuple[tuple[str, str], ...] = ()) -> int:
+          hint: tuple[tuple[str, str], ...] = (), detach: bool = False,
+          on_hangup: str | None = None, file: Path | None = None) -> int:
     """Take the run directory's lock, run the processes, return proctui's exit status."""
     from proctui.core.rundir import RunDir, RunDirError, default_run_dir
 
-    directory = RunDir(run_dir or default_run_dir(anchor))
+    path = Path(os.path.abspath(run_dir or default_run_dir(anchor)))
+    template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
+                                           cwd=config.base_dir))
+    if detach:
+        return _detach(config, path, template, stop_after, file)
+    directory = RunDir(path)
     try:
         directory.open()
     except RunDirError as e:
         _fail(str(e))
-    template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
-                                           cwd=config.base_dir))
+    hangup = OnHangup(on_hangup) if on_hangup else config.on_hangup
     try:
         if not headless and sys.stdout.isatty() and sys.stdin.isatty():
             from proctui.console import run_console
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
-                               hint=hint, stop_after=stop_after, refresh_hz=refresh)
+                               hint=hint, stop_after=stop_after, refresh_hz=refresh,
+                               on_hangup=hangup, source=config.source)
         from proctui import headless as runner
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
-                          stop_after=stop_after)
+                          stop_after=stop_after, source=config.source)
     finally:
         directory.close()
+
+
+def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float | None,
+            file: Path | None) -> int:
+    import shlex
+
+    from proctui.core.rundir import default_run_dir
+    from proctui.daemon import detach
+
+    status, text = detach(config.processes, run_dir=path, source=config.source,
+                          leftover_defaults=template, stop_after=stop_after)
+    if status != 0:
+        click.echo(f"proctui: error: {text}", err=True)
+        return status
+    here = Path.cwd()
+    local = [default_run_dir(here / n) for n in ("proctui.toml", "Procfile")
+             if (here / n).is_file()] or [default_run_dir(here)]
+    if local[0] == path:
+        where = ""
+    elif file is not None and default_run_dir(file) == path:
+        where = f" -f {shlex.quote(str(file))}"
+    else:
+        where = f" --run-dir {shlex.quote(str(path))}"
+    count = len(config.processes)
+    click.echo(f"proctui: {count} process{'es' if count != 1 else ''} started under a "
+               f"detached supervisor (pid {text})")
+    for command, what in (("attach", "the console (d detaches again)"),
+                          ("status", "one line per process"),
+                          ("logs NAME -f", "follow a process's output"),
+                          ("down", "stop everything, with countdowns")):
+        click.echo(f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}")
+    return 0
 
 
 @cli.command()
@@ -272,6 +339,133 @@ def describe(spec: ProcessSpec) -> str:
     if spec.env:
         lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
     return "\n".join(lines)
+
+
+# -- control: clients of a running supervisor ----------------------------------------------
+
+def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-def]
+    """-f FILE (``logs``: --file only, its -f follows) and --run-dir: which supervisor."""
+    if fn is None:
+        return lambda f: where_options(f, short=short)
+    names = ("-f", "--file") if short else ("--file",)
+    options = [
+        click.option(*names, "file", type=click.Path(path_type=Path, dir_okay=False),
+                     help="The config the supervisor was started with (default: "
+                          "./proctui.toml or ./Procfile, else the only supervisor running)."),
+        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
+                     help="The supervisor's run directory."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ignore[no-untyped-def]
+    """Connect, run ``call(connection)``, exit with its status; every failure is one line."""
+    from proctui.control import UnknownProcess, connect
+    from proctui.remote.client import NoSupervisor
+
+    try:
+        conn = connect(file, run_dir)
+    except NoSupervisor as e:
+        _fail(str(e))
+        raise AssertionError("unreachable") from None
+    try:
+        status = call(conn)
+    except UnknownProcess as e:
+        _fail(str(e))
+    except NoSupervisor as e:
+        _fail(str(e))
+    except (BrokenPipeError, KeyboardInterrupt):
+        status = 130
+    except OSError as e:
+        click.echo(f"proctui: error: the supervisor connection failed: {e.strerror or e}",
+                   err=True)
+        status = 1
+    finally:
+        conn.close()
+    sys.exit(status)
+
+
+@cli.command()
+@where_options
+@click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
+def status(file: Path | None, run_dir: Path | None, as_json: bool) -> None:
+    """One row per process of a running supervisor: its state, pid, and its uptime, its
+    countdown or how it ended."""
+    from proctui import control
+
+    _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout))
+
+
+def _process_command(op: str, verb: str) -> None:
+    @cli.command(op, help=verb)
+    @where_options
+    @click.argument("names", nargs=-1, required=True)
+    def command(file: Path | None, run_dir: Path | None, names: tuple[str, ...]) -> None:
+        from proctui import control
+
+        _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout))
+
+
+for _op, _verb in (("stop", "Stop NAME...: the stop signal, then the countdown."),
+                   ("start", "Start NAME... again, once it has ended."),
+                   ("restart", "Restart NAME..."),
+                   ("kill", "Kill NAME... now: SIGKILL to its whole group (at a decision: "
+                            "kill)."),
+                   ("abandon", "Abandon NAME...: leave it running, never signal it again.")):
+    _process_command(_op, _verb)
+
+
+@cli.command()
+@where_options
+@click.argument("name")
+@click.argument("seconds", type=SECONDS)
+def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
+    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend)."""
+    from proctui import control
+
+    if seconds <= 0:
+        _fail("extend: SECONDS must be more than 0")
+    _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
+                                                     by=seconds))
+
+
+@cli.command()
+@where_options(short=False)
+@click.argument("name")
+@click.option("-f", "--follow", is_flag=True, help="Keep printing new output.")
+@click.option("-n", "--lines", type=click.IntRange(min=0), default=None,
+              help="Only the last LINES lines (default: all that are kept).")
+def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
+         lines: int | None) -> None:
+    """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
+    is in RUN_DIR/logs/NAME.log."""
+    from proctui import control
+
+    _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
+
+
+@cli.command()
+@where_options
+def down(file: Path | None, run_dir: Path | None) -> None:
+    """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
+    proctui run would have."""
+    from proctui import control
+
+    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run())
+
+
+@cli.command()
+@where_options
+@click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
+              help="Redraw at most HZ times a second (default 10).")
+def attach(file: Path | None, run_dir: Path | None, refresh: float | None) -> None:
+    """Open the console on a running supervisor. d detaches (everything goes on); q asks
+    whether to detach or stop everything."""
+    from proctui import control
+
+    _control(file, run_dir, lambda conn: control.attach(conn, refresh))
 
 
 def main() -> None:

@@ -5,6 +5,10 @@ Signals: the first SIGINT, SIGTERM or SIGHUP stops everything gracefully; a seco
 kills what is still stopping; a third abandons what is left and exits at once. A reader
 that goes away (a broken pipe: ``proctui run | head``) counts as a hangup; a reader that
 stalls never keeps proctui from exiting.
+
+The same runner is the detached supervisor (``linger``): it prints only its own notices
+(the output goes to the log files), ignores SIGHUP, and stays until someone stops
+everything, even once every process has ended by itself.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from proctui.config import ProcessSpec
@@ -100,13 +104,19 @@ class Printer:
 
 class HeadlessRunner:
     def __init__(self, supervisor: Supervisor, events: EventQueue, printer: Printer,
-                 stop_after: float | None = None) -> None:
+                 stop_after: float | None = None, *, linger: bool = False,
+                 started: Callable[[], object] | None = None,
+                 closing: Callable[[], object] | None = None) -> None:
         self.sup = supervisor
         self.stop_after = stop_after
+        self.linger = linger
+        self.started = started  # once every process was launched
+        self.closing = closing  # when everything has ended, before the core stops
         self.events = events
         self.printer = printer
         self._signals: list[int] = []
         self._interrupts = 0
+        self._hangups = 0
         self._stopping = False
         self._said_broken = False
         self._said_stop = False
@@ -115,8 +125,13 @@ class HeadlessRunner:
 
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
+        if self.linger:
+            # Not SIG_IGN: that would be inherited by every process we start.
+            signal.signal(signal.SIGHUP, self._on_hangup)
         try:
             self.sup.start()
+            if self.started is not None:
+                self.started()
             started = time.monotonic()
             abandoned_all = False
             while True:
@@ -129,7 +144,8 @@ class HeadlessRunner:
                     self.printer.say(f"--stop-after {self.stop_after:g}s: stopping everything")
                     self.sup.stop_all()
                 self._countdowns()
-                if abandoned_all or self.sup.all_ended():
+                if abandoned_all or (self.sup.all_ended() and (
+                        not self.linger or self.sup.shutting_down or self.sup.crash)):
                     break
             if abandoned_all:
                 # Let the abandon outcomes reach us before we print the summary.
@@ -141,13 +157,15 @@ class HeadlessRunner:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            if self.closing is not None:
+                self.closing()
             self.sup.close()
         self.printer.finish(EXIT_GRACE)
         return status
 
     def _poll(self, started: float) -> float:
         """How long to wait for news: idle, a second (the queue wakes on any event)."""
-        if self._stopping or self._signals:
+        if self._stopping or self._signals or self.sup.shutting_down:
             return POLL
         if self.stop_after is not None:
             return max(0.0, min(POLL_IDLE, started + self.stop_after - time.monotonic()))
@@ -160,9 +178,14 @@ class HeadlessRunner:
         # No locks here: a handler that waited for a lock its own thread held would hang.
         # The stop's own notices wake the main loop.
         self._signals.append(signum)
+        if self.linger and not self._stopping:
+            self.sup.set_interactive(False)  # as headless: nobody is asked any more
         if not self._stopping:
             self._stopping = True
             self.sup.stop_all()
+
+    def _on_hangup(self, _signum: int, _frame: object) -> None:
+        self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
 
     def _check_reader(self) -> None:
         broken = self.printer.broken
@@ -219,6 +242,10 @@ class HeadlessRunner:
         if now - self._last_look < 1.0:
             return  # once a second is enough, and it keeps a big run's loop light
         self._last_look = now
+        if self._hangups:
+            self.printer.say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
+                             "supervisor goes on (SIGTERM or proctui down stops it)")
+            self._hangups = 0
         for view in self.sup.views():
             if not view.phase.stopping:
                 continue
@@ -237,11 +264,19 @@ class HeadlessRunner:
 
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
-        stop_after: float | None = None) -> int:
-    """Run ``specs`` headless until every process has ended; returns the exit status."""
+        stop_after: float | None = None, source: str = "", linger: bool = False,
+        ready: Callable[[str | None], object] | None = None) -> int:
+    """Run ``specs`` headless until every process has ended (``linger``: until someone
+    stops everything); returns the exit status. The control socket is served from start
+    to end; ``ready`` is called once every process was launched, with the socket's error
+    if it could not be made."""
+    from proctui.remote.server import serve
+
     stream = out or sys.stdout
-    events = EventQueue()
-    sup = Supervisor(specs, events=events, interactive=False, run_dir=run_dir,
+    events = EventQueue(keep_output=not linger)
+    # A detached supervisor waits for an operator at an "ask" (the next console, or the
+    # control commands, answers); a plain headless run has nobody to ask.
+    sup = Supervisor(specs, events=events, interactive=linger, run_dir=run_dir,
                      leftover_defaults=leftover_defaults)
     sink: TextIO | Writer = stream
     if out is None:
@@ -249,4 +284,22 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             stream.flush()
             sink = Writer(stream.fileno())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
-    return HeadlessRunner(sup, events, printer, stop_after).run()
+    servers = []
+
+    def started() -> None:
+        server, error = serve(sup, run_dir, source)
+        if server is not None:
+            servers.append(server)
+        if error is not None and linger:
+            # Nobody could ever attach to it, or stop it but by a signal: do not stay.
+            sup.set_interactive(False)
+            sup.stop_all()
+        if ready is not None:
+            ready(error)
+
+    def closing() -> None:
+        for server in servers:
+            server.close()
+
+    return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
+                          closing=closing).run()

@@ -1,6 +1,7 @@
-"""What the console's keys do to its panes: layout, following, wrapping, scrolling,
-clearing, searching, and the help and timeline screens. A mixin of the app, kept apart so
-that each module holds one idea."""
+"""What the console's keys do besides commanding one process: its panes (layout,
+following, wrapping, scrolling, clearing, searching, the help and timeline screens) and
+the ways out (quitting, detaching, abandoning everything). Mixins of the app, kept apart
+so that each module holds one idea."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.widgets import Input
 
-from proctui.console.dialogs import HelpScreen, TimelineScreen
+from proctui.console.dialogs import ConfirmScreen, HelpScreen, LeaveScreen, TimelineScreen
 
 if TYPE_CHECKING:
     from proctui.console.app import ProctuiApp
@@ -113,3 +114,70 @@ class PaneActions(_Base):
         output.show_line(number)
         self.notify(f"match {self._match_index + 1} of {len(self._matches)}", timeout=1.5,
                     markup=False)
+
+
+class QuitActions(_Base):
+    async def action_quit(self) -> None:
+        """q, ctrl+c, ctrl+q and the palette's Quit: stop everything first (attached:
+        ask, with detach the default)."""
+        if self.attached is not None and not self.quitting:
+            if len(self.screen_stack) == 1:
+                self.push_screen(LeaveScreen(self.attached), self._leave)
+            return
+        if not self.quitting:
+            self._begin_quit("quit")
+            return
+        if len(self.screen_stack) > 1:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send(self.core.kill_all())
+
+        self.push_screen(ConfirmScreen("Kill all now?", "Send SIGKILL to every process that "
+                                                        "is still stopping."), answered)
+
+    def _leave(self, answer: str | None) -> None:
+        if answer == "detach":
+            self.detach("detached")
+        elif answer == "stop":
+            self._begin_quit("quit")
+
+    def action_detach(self) -> None:
+        if self.attached is None:
+            self.notify("This console runs the processes itself: quitting stops them. To "
+                        "leave them running, start them with proctui up and attach.",
+                        markup=False)
+            return
+        self.detach("detached")
+
+    def detach(self, why: str) -> None:
+        """Leave at once; the supervisor and every process go on."""
+        self.detached = why
+        self.exit()
+
+    def _begin_quit(self, why: str) -> None:
+        self.quitting = True
+        self._send(self.core.stop_all())
+        self._panel.display = True
+        if why != "quit":
+            self.notify(f"{why}: stopping everything", markup=False)
+        self.tick()
+
+    def action_abandon_and_exit(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.core.abandon_all().add_done_callback(
+                    lambda _f: self.call_from_thread(self.exit))
+
+        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
+        self.push_screen(ConfirmScreen(
+            "Abandon everything still running and exit now?",
+            ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
+            answered)
+
+    def action_stop_all_now(self) -> None:
+        """Stop everything now, regardless of dependency order."""
+        self.quitting = True
+        self._send(self.core.stop_all(ordered=False))
+        self.tick()

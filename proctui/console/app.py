@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from proctui.console import keys
-from proctui.console.actions import PaneActions
+from proctui.console.actions import PaneActions, QuitActions
 from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision
 from proctui.console.output import ProcessPane
 from proctui.console.panels import Hint, KeyBar, ShutdownPanel
@@ -50,7 +50,7 @@ def _css_path() -> Path:
     return Path(__file__).resolve().parents[2] / "styles" / "proctui.tcss"
 
 
-class ProctuiApp(PaneActions, App[None]):
+class ProctuiApp(QuitActions, PaneActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
@@ -62,7 +62,7 @@ class ProctuiApp(PaneActions, App[None]):
                  hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
                  stop_after: float | None = None,
                  on_terminal_lost: Callable[[str], None] | None = None,
-                 driver_class: type | None = None) -> None:
+                 driver_class: type | None = None, attached: str | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.core = core
         self.clock = clock
@@ -76,6 +76,9 @@ class ProctuiApp(PaneActions, App[None]):
         self.grid = False
         self.quitting = False
         self.hangup: str | None = None
+        # Attached to a supervisor elsewhere (its description): q asks, d detaches.
+        self.attached = attached
+        self.detached: str | None = None  # why the console left with everything running
         self.questions = Questions()
         self._seen: dict[str, int] = {v.name: 0 for v in self.views}
         self._active: set[str] = set()
@@ -190,6 +193,12 @@ class ProctuiApp(PaneActions, App[None]):
 
     def tick(self) -> None:
         """Pull from the core and draw what changed."""
+        gone = getattr(self.core, "gone", None)
+        if gone is not None and self.detached is None:
+            self.detached = gone  # the supervisor ended (or dropped us): nothing to show
+        if self.detached is not None:
+            self.exit()
+            return
         now = self.clock()
         self._last_tick = time.monotonic()
         step = quantum(self.views, now)
@@ -239,6 +248,9 @@ class ProctuiApp(PaneActions, App[None]):
         exit_event = getattr(self._driver, "exit_event", None)
         if exit_event is not None:
             exit_event.set()
+        if self.attached is not None:
+            self.detach(why)  # an attached console only ever detaches by itself
+            return
         if self.on_terminal_lost is not None:
             self.on_terminal_lost(why)
         self.tick()
@@ -352,49 +364,6 @@ class ProctuiApp(PaneActions, App[None]):
             f"Abandon {view.name} (pid {view.pid})?",
             "proctui stops watching it and never signals it again; it is left running and "
             "keeps its PID file."), answered)
-
-    # -- quitting ---------------------------------------------------------------------
-
-    async def action_quit(self) -> None:
-        """q, ctrl+c, ctrl+q and the palette's Quit: stop everything first."""
-        if not self.quitting:
-            self._begin_quit("quit")
-            return
-        if len(self.screen_stack) > 1:
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._send(self.core.kill_all())
-
-        self.push_screen(ConfirmScreen("Kill all now?", "Send SIGKILL to every process that "
-                                                        "is still stopping."), answered)
-
-    def _begin_quit(self, why: str) -> None:
-        self.quitting = True
-        self._send(self.core.stop_all())
-        self._panel.display = True
-        if why != "quit":
-            self.notify(f"{why}: stopping everything", markup=False)
-        self.tick()
-
-    def action_abandon_and_exit(self) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.core.abandon_all().add_done_callback(
-                    lambda _f: self.call_from_thread(self.exit))
-
-        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
-        self.push_screen(ConfirmScreen(
-            "Abandon everything still running and exit now?",
-            ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
-            answered)
-
-    def action_stop_all_now(self) -> None:
-        """Stop everything now, regardless of dependency order."""
-        self.quitting = True
-        self._send(self.core.stop_all(ordered=False))
-        self.tick()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for key in keys.MAIN:

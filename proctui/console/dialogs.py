@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from proctui.console.keys import DIALOG, MAIN, bindings, find, help_rows
+from proctui.console.keys import DIALOG, LEAVE, MAIN, bindings, find, help_rows
 from proctui.core.outcome import seconds, setting
 from proctui.core.view import ProcessView
 
@@ -185,6 +185,41 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+class LeaveScreen(ModalScreen[str]):
+    """q in an attached console: detach (focused, and Enter), stop everything (S only), or
+    stay. Answers "detach", "stop" or "cancel"."""
+
+    BINDINGS = bindings(LEAVE)
+
+    def __init__(self, supervisor: str) -> None:
+        super().__init__()
+        self.supervisor = supervisor
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            yield Static(Text("Leave this console?", style="bold"), id="confirm-question")
+            yield Static(Text(f"Detaching leaves every process running under the supervisor "
+                              f"({self.supervisor}); proctui attach comes back to it. "
+                              f"Stopping everything stops them all, with countdowns."),
+                         id="confirm-detail")
+            with Horizontal(id="confirm-buttons"):
+                for key in LEAVE:
+                    answer = key.action.removeprefix("leave('").removesuffix("')")
+                    yield Button(f"{key.label} {key.shown.split()[0]}", id=f"leave-{answer}",
+                                 variant={"detach": "primary", "stop": "error"}.get(
+                                     answer, "default"), compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#leave-detach", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(str(event.button.id).removeprefix("leave-"))
+
+    def action_leave(self, answer: str) -> None:
+        self.dismiss(answer)
+
+
 class HelpScreen(ModalScreen[None]):
     """Every key, from the key table itself."""
 
@@ -192,9 +227,9 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         text = Text()
-        width = max(len(k) for _, k, _ in help_rows(MAIN) + help_rows(DIALOG))
+        width = max(len(k) for _, k, _ in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE))
         last = None
-        for group, key, words in help_rows(MAIN) + help_rows(DIALOG):
+        for group, key, words in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
             if group != last:
                 text.append(("\n" if last else "") + group + "\n", style="bold")
                 last = group

@@ -42,10 +42,12 @@ MAIN: tuple[Key, ...] = (
     Key("adopt", "A", "A", "Adopt", "adopt a held leftover: watch it, stop it on quit",
         "Process"),
     Key("quit", "q", "q", "Quit", "stop everything with countdowns, then exit (again: kill "
-        "all)", "Quit", bar=1),
+        "all); in an attached console it asks, and detach is the default", "Quit", bar=1),
     Key("quit", "ctrl+c,ctrl+q", "^c ^q", "Quit", "the same as q", "Quit", priority=True),
     Key("abandon_and_exit", "Q", "Q", "Abandon all", "abandon whatever still runs and exit "
         "(asks first)", "Quit"),
+    Key("detach", "d", "d", "Detach", "attached console: leave at once, every process keeps "
+        "running under the supervisor", "Quit"),
     Key("stop_all_now", "X", "X", "Stop all now", "stop everything now, not waiting for "
         "dependents to stop first", "Quit"),
     Key("zoom", "z", "z", "Layout", "one large pane, or a grid of panes", "View", bar=6),
@@ -74,6 +76,18 @@ DIALOG: tuple[Key, ...] = (
     Key("choose('wait')", "w", "w", "Wait", "wait for it with no deadline", "Decision"),
     Key("later", "escape", "Esc", "Later", "decide later: it stays parked, K e a still work "
         "on it", "Decision"),
+)
+
+
+# Leaving an attached console. Detach is the default: someone who attached to look must
+# not stop a box's services by habit; stopping everything needs its own key.
+LEAVE: tuple[Key, ...] = (
+    Key("leave('detach')", "d,enter", "d ⏎", "Detach", "detach: the supervisor and every "
+        "process go on", "Leaving an attached console"),
+    Key("leave('stop')", "S", "S", "Stop everything", "stop everything with countdowns, as "
+        "quitting proctui run does", "Leaving an attached console"),
+    Key("leave('cancel')", "escape,n", "Esc", "Cancel", "stay attached",
+        "Leaving an attached console"),
 )
 
 
@@ -126,7 +140,7 @@ def hint(prefix: str, items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 def readme_table() -> str:
     rows = ["| | key | what it does |", "|---|---|---|"]
     last = ""
-    for group, key, text in help_rows(MAIN) + help_rows(DIALOG):
+    for group, key, text in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
         rows.append(f"| {group if group != last else ''} | {key} | {text} |")
         last = group
     return "\n".join(rows)

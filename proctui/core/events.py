@@ -37,8 +37,9 @@ Event = Output | Notice | Dropped
 
 
 class EventQueue:
-    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, budget: int = DEFAULT_BUDGET, keep_output: bool = True) -> None:
         self.budget = budget
+        self.keep_output = keep_output  # False: notices only (output goes to log files)
         self._items: deque[Event] = deque()
         self._size = 0
         self._dropped: dict[str, int] = {}
@@ -46,6 +47,8 @@ class EventQueue:
         self._woken = False
 
     def put_output(self, name: str, stream: int, lines: list[str]) -> None:
+        if not self.keep_output:
+            return
         size = sum(map(len, lines)) + LINE_OVERHEAD * len(lines)
         with self._cond:
             if self._size + size > self.budget and self._items:

@@ -207,6 +207,23 @@ class OutputBuffer:
                 streams = list(islice(self._streams, i, j))
             return OutputSlice(first, lines, streams, dropped, self.partial)
 
+    def receive(self, first: int, lines: list[str], streams: list[int], output_total: int,
+                partial: str, cleared_before: int) -> None:
+        """A mirror of another process's buffer (an attached console's): lines numbered
+        from ``first``. A gap (lines that left the sender's scrollback before they could be
+        sent) restarts the numbering there, so line numbers always match the sender's."""
+        with self._lock:
+            if first != self.total:
+                self._lines.clear()
+                self._streams.clear()
+                self.total = first
+            self._lines.extend(lines)
+            self._streams.extend(streams)
+            self.total += len(lines)
+            self.output_total = output_total
+            self.partial = partial
+            self.cleared_before = cleared_before
+
     def clear(self) -> None:
         with self._lock:
             self.cleared_before = self.total

@@ -69,6 +69,7 @@ class Supervisor:
         self._shutdown_requested = False
         self._listeners: list[Callable[[], None]] = []
         self._poked = False
+        self._usage_wanted = 0
 
     # -- life of the core thread --------------------------------------------------------
 
@@ -286,11 +287,28 @@ class Supervisor:
         return self._submit(lambda: self._cmds.set_interactive(interactive))
 
     def want_usage(self, wanted: bool) -> concurrent.futures.Future[None]:
+        """Sample CPU and memory while at least one frontend wants them (each call with
+        True counts once, until the same frontend calls with False)."""
         def call() -> None:
             assert self._engine is not None
-            self._engine.want_usage = wanted
+            self._usage_wanted = max(0, self._usage_wanted + (1 if wanted else -1))
+            self._engine.want_usage = self._usage_wanted > 0
 
         return self._submit(call)
+
+    def notice(self, text: str) -> concurrent.futures.Future[None]:
+        """A line of proctui's own, about itself (the journal and headless output)."""
+        def call() -> None:
+            assert self._engine is not None
+            self._engine.notice(None, text)
+            self._engine.journal.write("notice", text=text)
+
+        return self._submit(call)
+
+    @property
+    def shutting_down(self) -> bool:
+        """Someone asked to stop (or abandon) everything."""
+        return self._shutdown_requested
 
     # -- reading state (any thread) -----------------------------------------------------
 

@@ -1,0 +1,414 @@
+"""The control socket: RUN_DIR/control.sock, served by every proctui that supervises.
+
+Consoles attach through it, and ``proctui status|stop|kill|logs|down ...`` talk to it. It
+runs on a thread and an event loop of its own: a client that stalls, floods or lies can
+cost its own connection, never a deadline of the core.
+
+Each client gets the hello, every view and the state at once, then, whenever something
+changed (at most PUSH_HZ times a second), the views that changed, the state if it
+changed, and the output it asked for. Nothing is queued per client: each push is read
+fresh from the core's snapshots and buffers, so a client that fell behind is brought up
+to date by its next push, and the lines that left the scrollback meanwhile are counted
+as dropped. A push waits while the client's unread bytes exceed HIGH_WATER.
+
+Only the same user (or root) may connect: the directory is 0700, the socket 0600, and
+the peer's credentials are checked; anyone else is refused and the refusal logged. A
+line that is not JSON, longer than MAX_LINE or cut off by a closed socket drops that
+client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import stat
+import struct
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from proctui import __version__
+from proctui.core.outcome import Who
+from proctui.core.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.core.view import Reply
+from proctui.remote import wire
+
+SOCKET = wire.SOCKET
+PUSH_HZ = 20
+HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
+BATCH = 256 << 10  # bytes of output in one push (more follow at once)
+MAX_CLIENTS = 64
+
+
+@dataclass(eq=False)
+class Client:
+    writer: asyncio.StreamWriter
+    pid: int
+    news: asyncio.Event = field(default_factory=asyncio.Event)
+    seen: dict[str, int] = field(default_factory=dict)  # view seq sent, by name
+    sent: dict[str, int] = field(default_factory=dict)  # next line number to send
+    partial: dict[str, str] = field(default_factory=dict)
+    cleared: dict[str, int] = field(default_factory=dict)
+    state: dict[str, Any] | None = None
+    wants_usage: bool = False
+    kind: str = ""  # what it said it is: "console", "down", "logs", ...
+
+
+class Server:
+    def __init__(self, core: Supervisor, run_dir: RunDir, *, source: str = "",
+                 say: Callable[[str], object] | None = None) -> None:
+        self.core = core
+        self.run_dir = run_dir
+        self.source = source
+        self.say = say or core.notice
+        self.path = run_dir.path / SOCKET
+        self.clients: set[Client] = set()
+        self.started_wall = time.time()
+        self._sock: socket.socket | None = None
+        self._ino: tuple[int, int] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    # -- life -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Bind the socket (replacing a dead supervisor's) and serve it from a thread.
+        Raises OSError when the socket cannot be made."""
+        fd = self.run_dir.fd
+        assert fd is not None, "the run directory must be open (and locked)"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(SOCKET, dir_fd=fd)  # we hold the lock: whatever is there is stale
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            # Through the held directory: no path component can be swapped under us, and
+            # a long run directory cannot exceed the 108 bytes of a socket address.
+            sock.bind(f"/proc/self/fd/{fd}/{SOCKET}")
+            os.chmod(SOCKET, 0o600, dir_fd=fd)
+            st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISSOCK(st.st_mode):
+                raise OSError(f"{self.path} was replaced")
+            self._ino = (st.st_dev, st.st_ino)
+            sock.listen(16)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            raise
+        self._sock = sock
+        self._thread = threading.Thread(target=self._main, name="proctui-control",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)
+
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve())
+        except Exception:  # never take the supervisor down with us
+            pass
+        finally:
+            self._ready.set()
+            with contextlib.suppress(Exception):
+                loop.close()
+
+    async def _serve(self) -> None:
+        assert self._sock is not None
+        self._stopped = asyncio.Event()
+        server = await asyncio.start_unix_server(self._client, sock=self._sock,
+                                                 limit=wire.MAX_LINE)
+        loop = asyncio.get_running_loop()
+        self.core.listen(lambda: _call_soon(loop, self._changed))
+        self._ready.set()
+        await self._stopped.wait()
+        server.close()
+        # The last news (everything has ended, the exit status) reaches every client
+        # that still reads, within a bound; then every connection ends.
+        flushes = [asyncio.create_task(self._flush(c)) for c in list(self.clients)]
+        if flushes:
+            await asyncio.wait(flushes, timeout=2.0)
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    def close(self) -> None:
+        """Tell the clients what is final, stop serving, and remove the socket."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            _call_soon(loop, lambda: self._stopped.set())
+        if self._thread is not None:
+            self._thread.join(3.0)
+        fd = self.run_dir.fd
+        if fd is not None and self._ino is not None:
+            with contextlib.suppress(OSError):
+                st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
+                if (st.st_dev, st.st_ino) == self._ino:
+                    os.unlink(SOCKET, dir_fd=fd)
+
+    # -- news from the core -------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self.core.changes()  # re-arms the listener
+        for c in self.clients:
+            c.news.set()
+
+    async def _flush(self, c: Client) -> None:
+        with contextlib.suppress(Exception):
+            await self._push(c)
+            await c.writer.drain()
+
+    # -- one client -----------------------------------------------------------------------
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        pid, uid, _gid = struct.unpack("3i", sock.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        if uid not in (0, os.getuid()):
+            self.say(f"refused a control connection from uid {uid} (pid {pid}): only "
+                     f"uid {os.getuid()} and root may connect")
+            await _refuse(writer, "refused: not the supervisor's user", reader)
+            return
+        if len(self.clients) >= MAX_CLIENTS:
+            await _refuse(writer, f"refused: {MAX_CLIENTS} clients are connected already",
+                          reader)
+            return
+        writer.transport.set_write_buffer_limits(high=HIGH_WATER)
+        c = Client(writer, pid)
+        self.clients.add(c)
+        pusher = asyncio.create_task(self._pushing(c))
+        try:
+            writer.write(wire.dumps(self._hello()))
+            await self._push(c)
+            await self._reading(c, reader)
+        except (ConnectionError, OSError, asyncio.IncompleteReadError,
+                asyncio.CancelledError):  # (cancelled: the server is closing)
+            pass
+        finally:
+            pusher.cancel()
+            self.clients.discard(c)
+            if c.wants_usage:
+                self.core.want_usage(False)
+            writer.close()
+
+    def _hello(self) -> dict[str, Any]:
+        views = self.core.views()
+        return {"t": "hello", "v": wire.VERSION, "version": __version__, "pid": os.getpid(),
+                "source": self.source, "run_dir": str(self.run_dir.path),
+                "started": self.started_wall,
+                "names": [v.name for v in views],
+                "scrollback": [self.core.buffer(v.name).capacity for v in views]}
+
+    async def _reading(self, c: Client, reader: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                line = await reader.readline()
+            except ValueError:  # longer than MAX_LINE
+                await _refuse(c.writer, "message too long", reader)
+                return
+            if not line:
+                return
+            if not line.endswith(b"\n"):
+                return  # the socket closed in the middle of a message
+            try:
+                message = wire.loads(line)
+            except (ValueError, RecursionError):
+                await _refuse(c.writer, "not a JSON object", reader)
+                return
+            reply = await self._command(c, message)
+            if "id" in message:
+                reply["id"] = message["id"]
+            c.writer.write(wire.dumps(reply))
+            await c.writer.drain()  # a client that sends but never reads waits here
+
+    async def _pushing(self, c: Client) -> None:
+        with contextlib.suppress(ConnectionError, OSError):
+            while True:
+                await c.news.wait()
+                c.news.clear()
+                await self._push(c)
+                await c.writer.drain()  # a stalled client waits here, alone
+                await asyncio.sleep(1 / PUSH_HZ)
+
+    async def _push(self, c: Client) -> None:
+        """Everything that changed since this client's last push."""
+        core, w = self.core, c.writer
+        changed = [v for v in core.views() if c.seen.get(v.name) != v.seq]
+        if changed:
+            for v in changed:
+                c.seen[v.name] = v.seq
+            w.write(wire.dumps({"t": "views", "views": [wire.view_to_dict(v)
+                                                         for v in changed]}))
+        state = self._state()
+        if state != c.state:
+            c.state = state
+            w.write(wire.dumps({"t": "state", **state}))
+        size = 0
+        for name, start in c.sent.items():
+            buf = core.buffer(name)
+            if (buf.total == start and buf.partial == c.partial[name]
+                    and buf.cleared_before == c.cleared[name]):
+                continue
+            # From the oldest line still held, if this client fell that far behind.
+            got = buf.read(max(start, buf.first), 5000)
+            c.sent[name] = got.first + len(got.lines)
+            c.partial[name] = got.partial
+            c.cleared[name] = buf.cleared_before
+            data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
+                               "s": _runs(got.streams), "d": max(0, got.first - start),
+                               "o": buf.output_total, "p": got.partial,
+                               "c": buf.cleared_before})
+            w.write(data)
+            size += len(data)
+            if c.sent[name] < buf.total or size >= BATCH:
+                c.news.set()  # more to send: the next push comes straight after this one
+                if size >= BATCH:
+                    break
+
+    def _state(self) -> dict[str, Any]:
+        core = self.core
+        ended = core.all_ended()
+        state: dict[str, Any] = {
+            "all_ended": ended, "exit_status": core.exit_status() if ended else None,
+            "strays": core.strays(), "crash": core.crash,
+            "shutting_down": core.shutting_down, "interactive": core.interactive,
+            "consoles": sum(c.kind == "console" for c in self.clients)}
+        if ended:
+            state["final"] = [[n, None if o is None else wire.outcome_to_dict(o)]
+                              for n, o in core.final()]
+        return state
+
+    # -- commands ---------------------------------------------------------------------
+
+    async def _command(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
+        op = m.get("op")
+        core = self.core
+        try:
+            name = m.get("name")
+            if op in _BY_NAME:
+                if not isinstance(name, str):
+                    return _answer(False, f"{op}: which process?")
+                if name not in c.seen:
+                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
+                if op == "extend":
+                    by = m.get("by")
+                    if by is not None and (not isinstance(by, int | float) or
+                                           not 0 < by <= wire.MAX_SECONDS):
+                        return _answer(False, f"extend: {by!r} is not a number of seconds")
+                    future: Future[Reply] = core.extend(name, by, Who.OPERATOR)
+                else:
+                    future = getattr(core, _BY_NAME[op])(name)
+            elif op == "stop_all":
+                future = core.stop_all(bool(m.get("ordered", True)))
+            elif op in ("kill_all", "abandon_all"):
+                future = getattr(core, op)()
+            elif op == "set_interactive":
+                future = core.set_interactive(bool(m.get("interactive")))
+            elif op == "usage":
+                wanted = bool(m.get("wanted"))
+                if wanted != c.wants_usage:
+                    c.wants_usage = wanted
+                    core.want_usage(wanted)
+                return _answer(True)
+            elif op == "hello":
+                c.kind = str(m.get("kind", ""))[:32]
+                self._changed()  # everyone's state now counts it
+                return _answer(True)
+            elif op == "watch":
+                return self._watch(c, m)
+            elif op == "journal":
+                return {**_answer(True), "entries": core.journal()}
+            elif op == "tail":
+                if not isinstance(name, str) or name not in c.seen:
+                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
+                count = m.get("lines")
+                buf = core.buffer(name)
+                start = 0 if not isinstance(count, int) else max(0, buf.total - count)
+                got = buf.read(start)
+                return {**_answer(True), "f": got.first, "l": got.lines,
+                        "s": _runs(got.streams), "end": got.first + len(got.lines)}
+            else:
+                return _answer(False, f"unknown command {op!r}")
+            reply = await asyncio.wrap_future(future)
+            return _answer(reply.ok, reply.text)
+        except Exception as e:  # a command the core refused outright
+            return _answer(False, str(e).strip("'\""))
+
+    def _watch(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
+        """Stream output: of every process ("all") or those named, starting ``replay``
+        lines back (default: the whole scrollback), or at line ``from`` (by name)."""
+        names = list(c.seen) if m.get("output") == "all" else \
+            [n for n in m.get("output") or () if n in c.seen]
+        replay, start_at = m.get("replay"), m.get("from") or {}
+        for name in names:
+            buf = self.core.buffer(name)
+            start = buf.first
+            if isinstance(replay, int):
+                start = max(start, buf.total - replay)
+            if isinstance(start_at, dict) and isinstance(start_at.get(name), int):
+                start = start_at[name]
+            c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
+        c.news.set()
+        return _answer(True)
+
+
+_BY_NAME = {"stop": "stop", "start": "start_process", "restart": "restart", "kill": "kill",
+            "abandon": "abandon", "wait": "wait_without_deadline", "adopt": "adopt",
+            "clear": "clear_output", "extend": "extend"}
+
+
+def _answer(ok: bool, text: str = "") -> dict[str, Any]:
+    return {"t": "reply", "ok": ok, "text": text}
+
+
+def _runs(streams: list[int]) -> list[list[int]]:
+    """[1, 1, 1, 2] as [[1, 3], [2, 1]]: most output is long runs of one stream."""
+    out: list[list[int]] = []
+    for s in streams:
+        if out and out[-1][0] == s:
+            out[-1][1] += 1
+        else:
+            out.append([s, 1])
+    return out
+
+
+async def _refuse(writer: asyncio.StreamWriter, why: str,
+                  reader: asyncio.StreamReader | None = None) -> None:
+    """Say why, then close. Unread input at close would reset the connection and could
+    lose the reason: so first let the peer see our end, discarding what it still sends
+    (for a second at most)."""
+    with contextlib.suppress(Exception):
+        writer.write(wire.dumps({"t": "error", "error": why}))
+        await asyncio.wait_for(writer.drain(), 1.0)
+        if reader is not None and writer.can_write_eof():
+            writer.write_eof()
+            async with asyncio.timeout(1.0):
+                while await reader.read(1 << 16):
+                    pass
+    writer.close()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
+        loop.call_soon_threadsafe(fn)
+
+
+def serve(core: Supervisor, run_dir: RunDir | None, source: str = "") -> \
+        tuple[Server | None, str | None]:
+    """Serve ``core`` on the run directory's control socket: the server, or why not."""
+    if run_dir is None or run_dir.fd is None:
+        return None, None
+    server = Server(core, run_dir, source=source)
+    try:
+        server.start()
+    except OSError as e:
+        error = f"control socket {server.path}: {e.strerror or e}"
+        core.notice(f"{error}; proctui attach, status and down cannot reach this run")
+        return None, error
+    return server, None

@@ -1,0 +1,136 @@
+"""The console attached to a supervisor through its socket, driven with Pilot: the same
+table, panes and dialog; q asks with detach the default; d detaches; a decision made
+elsewhere closes the dialog here."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from proctui.config import OnTimeout
+from proctui.console.app import ProctuiApp
+from proctui.console.dialogs import AskScreen, LeaveScreen
+from proctui.core.machine import Phase
+from proctui.core.outcome import OutcomeKind
+from proctui.core.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.remote.client import Connection, RemoteCore
+from proctui.remote.server import Server
+from tests.children import POLITE, STUBBORN
+from tests.conftest import alive, pyspec, wait_until
+from tests.test_console import SIZE, until
+
+
+@contextlib.asynccontextmanager
+async def attached(tmp_path: Path, specs) -> AsyncIterator:  # type: ignore[no-untyped-def]
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor(specs, run_dir=run_dir, interactive=True)
+    sup.start()
+    server = Server(sup, run_dir)
+    server.start()
+    wait_until(lambda: all(sup.buffer(s.name).output_total for s in specs), timeout=20,
+               what="every child ready")
+    core = RemoteCore(Connection.open(run_dir.path))
+    app = ProctuiApp(core, attached="supervisor pid 1")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            yield app, pilot, sup, core
+    finally:
+        core.close()
+        if not sup.all_ended():
+            sup.abandon_all().result(timeout=5)
+        server.close()
+        sup.close()
+        run_dir.close()
+
+
+def view(sup: Supervisor, name: str):  # type: ignore[no-untyped-def]
+    return next(v for v in sup.views() if v.name == name)
+
+
+async def test_the_attached_console_shows_the_supervisors_processes_and_output(tmp_path):
+    async with attached(tmp_path, [pyspec("web", POLITE), pyspec("db", POLITE)]) as (
+            app, pilot, sup, _core):
+        await until(pilot, lambda: [v.name for v in app.views] == ["web", "db"])
+        assert [v.pid for v in app.views] == [v.pid for v in sup.views()]
+        await until(pilot, lambda: "ready" in app.panes["web"].output.text(),
+                    what="the replayed output")
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+c"])
+async def test_q_asks_and_enter_detaches_leaving_everything_running(tmp_path, key):
+    async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, sup, _core):
+        pid = view(sup, "web").pid
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, LeaveScreen), what="the question")
+        assert app.screen.focused is not None and app.screen.focused.id == "leave-detach"
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.detached == "detached" and not app.is_running
+        assert view(sup, "web").phase is Phase.RUNNING and alive(pid)
+        assert not sup.shutting_down
+
+
+async def test_habits_never_stop_anything_from_the_question(tmp_path):
+    """s, y, q, K pressed at the question stop nothing; Escape stays attached."""
+    async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, sup, _core):
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, LeaveScreen), what="the question")
+        await pilot.press("s", "y", "q", "K", "x")
+        await pilot.pause(0.3)
+        assert view(sup, "web").phase is Phase.RUNNING and not sup.shutting_down
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, LeaveScreen))
+        assert app.is_running and app.detached is None
+
+
+async def test_stop_everything_needs_its_own_key_and_shows_the_countdowns(tmp_path):
+    specs = [pyspec("web", POLITE), pyspec("hung", STUBBORN, stop_timeout=1.0)]
+    async with attached(tmp_path, specs) as (app, pilot, sup, _core):
+        await pilot.press("q")
+        await until(pilot, lambda: isinstance(app.screen, LeaveScreen), what="the question")
+        await pilot.press("S")
+        await until(pilot, lambda: app.quitting and app._panel.display, what="the panel")
+        await until(pilot, lambda: sup.all_ended(), timeout=20, what="everything ended")
+        assert view(sup, "hung").outcome.kind is OutcomeKind.KILLED
+        await until(pilot, lambda: not app.is_running, what="the console to close")
+
+
+async def test_d_detaches_at_once(tmp_path):
+    async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, sup, _core):
+        await pilot.press("d")
+        await pilot.pause(0.2)
+        assert app.detached == "detached" and not app.is_running
+        assert view(sup, "web").phase is Phase.RUNNING
+
+
+async def test_a_decision_made_elsewhere_closes_the_dialog_here(tmp_path):
+    specs = [pyspec("hung", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)]
+    async with attached(tmp_path, specs) as (app, pilot, sup, _core):
+        other = RemoteCore(Connection.open(sup.run_dir.path))  # a second console
+        try:
+            await pilot.press("s")
+            await until(pilot, lambda: isinstance(app.screen, AskScreen), what="the dialog")
+            assert other.extend("hung", 30).result(5).ok
+            await until(pilot, lambda: not isinstance(app.screen, AskScreen),
+                        what="the dialog to close")
+            assert view(sup, "hung").phase is Phase.STOPPING
+            assert other.kill("hung").result(5).ok
+            await until(pilot, lambda: app.views[0].outcome is not None, what="the outcome")
+            assert "by operator" in app.views[0].outcome.text
+        finally:
+            other.close()
+
+
+async def test_the_console_leaves_when_the_supervisor_goes_away(tmp_path):
+    async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, sup, core):
+        sup.stop_all()
+        wait_until(sup.all_ended, timeout=20, what="everything ended")
+        # The supervisor's own end: it closes its socket.
+        core.conn.sock.shutdown(2)
+        await until(pilot, lambda: not app.is_running, what="the console to close")
+        assert app.detached is not None

@@ -1,0 +1,328 @@
+"""The control socket against clients that stall, lie or vanish: a real supervisor with
+real children, its real server, and raw sockets or real clients talking to it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctui.config import OnTimeout
+from proctui.core.machine import Phase
+from proctui.core.outcome import OutcomeKind, Reason
+from proctui.core.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.remote import wire
+from proctui.remote.client import Connection, NoSupervisor, RemoteCore
+from proctui.remote.server import BATCH, HIGH_WATER, Server
+from tests.children import STUBBORN
+from tests.conftest import PY, pyspec, spec, wait_until
+
+# Connects as nobody, sends a command, prints whatever the server answered before it
+# closed the connection (it may close before the command is even sent).
+AS_NOBODY = """
+import os, socket
+os.setgid(65534)
+os.setuid(65534)
+s = socket.socket(socket.AF_UNIX)
+s.connect(SOCKET_PATH)
+data = b""
+try:
+    s.sendall(b'{"op": "kill", "name": "a"}\\n')
+    while chunk := s.recv(65536):
+        data += chunk
+except OSError:
+    pass
+print(data.decode())
+"""
+FLOOD = "import sys\nwhile True: sys.stdout.write('x' * 200 + '\\n')\n"
+
+
+class Served:
+    def __init__(self, sup: Supervisor, run_dir: RunDir, server: Server) -> None:
+        self.sup, self.run_dir, self.server = sup, run_dir, server
+        self.path = run_dir.path / wire.SOCKET
+
+    def view(self, name: str):  # type: ignore[no-untyped-def]
+        return next(v for v in self.sup.views() if v.name == name)
+
+    def raw(self) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(str(self.path))
+        return s
+
+    def connection(self) -> Connection:
+        return Connection.open(self.run_dir.path)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
+    made: list[Served] = []
+
+    def make(specs, place: Path | None = None, **kw):  # type: ignore[no-untyped-def]
+        run_dir = RunDir((place or tmp_path) / f"run{len(made)}")
+        run_dir.open()
+        sup = Supervisor(specs, run_dir=run_dir, **kw)
+        sup.start()
+        wait_until(lambda: all(v.phase is Phase.RUNNING for v in sup.views()),
+                   what="every process running")
+        server = Server(sup, run_dir, source="test")
+        server.start()
+        s = Served(sup, run_dir, server)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        with contextlib.suppress(Exception):
+            s.sup.abandon_all().result(timeout=5)
+        s.server.close()
+        s.sup.close()
+        s.run_dir.close()
+        if s.run_dir.path.parent != tmp_path:
+            shutil.rmtree(s.run_dir.path.parent, ignore_errors=True)
+
+
+def read_messages(sock: socket.socket, until: float) -> list[dict]:  # type: ignore[type-arg]
+    """Every message that arrives before ``until`` (monotonic) or the socket closes."""
+    data = b""
+    sock.settimeout(0.1)
+    while time.monotonic() < until:
+        try:
+            chunk = sock.recv(1 << 16)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def closed_by_server(sock: socket.socket, timeout: float = 5.0) -> list[dict]:  # type: ignore[type-arg]
+    """Read until the server closes the connection; fail if it never does."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(1 << 16)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            return [json.loads(line) for line in got.splitlines() if line.strip()]
+        got += chunk
+    raise AssertionError("the server kept the connection open")
+
+
+def test_the_socket_is_the_users_alone(served):
+    s = served([spec("a", "sleep 60")])
+    st = os.stat(s.path)
+    assert stat.S_ISSOCK(st.st_mode)
+    assert stat.S_IMODE(st.st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(s.run_dir.path).st_mode) == 0o700
+
+
+def test_a_client_gets_hello_views_and_state_then_answers(served):
+    s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
+    conn = s.connection()
+    try:
+        assert conn.hello["v"] == wire.VERSION and conn.names == ["a", "b"]
+        assert {v.name: v.phase for v in conn.ordered_views()} == \
+            {"a": Phase.RUNNING, "b": Phase.RUNNING}
+        assert conn.views["a"].pid == s.view("a").pid
+        reply = conn.request({"op": "stop", "name": "a"})
+        assert reply["ok"] and reply["text"] == "stopping a"
+        assert conn.request({"op": "stop", "name": "nope"})["unknown"]
+        assert not conn.request({"op": "frobnicate"})["ok"]
+    finally:
+        conn.close()
+
+
+def test_a_client_that_never_reads_delays_no_deadline(served, tmp_path):
+    """Two clients stream a flood and never read a byte; a TERM-ignoring process is
+    stopped meanwhile: its SIGKILL still comes within 100 ms of the deadline, and a
+    client that does read still gets the news."""
+    s = served([pyspec("flood", FLOOD, scrollback=2000),
+                pyspec("hung", STUBBORN, stop_timeout=1.0, kill_timeout=5.0)],
+               interactive=False)
+    stalled = [s.raw() for _ in range(2)]
+    for sock in stalled:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(wire.dumps({"op": "watch", "output": "all"}))
+    reader = RemoteCore(s.connection(), output=False)
+    try:
+        wait_until(lambda: s.sup.buffer("flood").total > 200_000, timeout=30,
+                   what="a flood of output")
+        wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+        assert s.sup.stop("hung").result(5).ok
+        wait_until(lambda: s.view("hung").outcome is not None, timeout=20,
+                   what="hung's outcome")
+        outcome = s.view("hung").outcome
+        assert outcome.kind is OutcomeKind.KILLED
+        term = next(x for x in outcome.sent if x.reason is Reason.STOP_REQUEST)
+        kill = next(x for x in outcome.sent if x.reason is Reason.TIMEOUT)
+        late = kill.at - term.at - 1.0
+        assert 0 <= late < 0.1, f"SIGKILL {late * 1000:.0f} ms after its deadline"
+        wait_until(lambda: reader._views["hung"].outcome is not None, timeout=10,
+                   what="the reading client to see the outcome")
+        # The stalled clients hold no more than their bound on the server.
+        held = [c.writer.transport.get_write_buffer_size() for c in s.server.clients
+                if c.kind == ""]
+        assert len(held) == 2 and all(0 < size < HIGH_WATER + BATCH + (1 << 20)
+                                      for size in held), held
+    finally:
+        reader.close()
+        for sock in stalled:
+            sock.close()
+
+
+def test_a_client_that_fell_behind_is_brought_up_to_date(served):
+    """It stops reading while 50,000 lines go by (the scrollback keeps 1,000): once it
+    reads again, it is told what it missed and gets the newest lines, numbered as the
+    supervisor numbers them."""
+    code = ("import sys,time\nfor i in range(50000): print(f'line {i}')\n"
+            "sys.stdout.flush()\ntime.sleep(60)\n")
+    s = served([pyspec("burst", code, scrollback=1000)])
+    sock = s.raw()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(wire.dumps({"op": "watch", "output": "all", "replay": 0}))
+    try:
+        wait_until(lambda: s.sup.buffer("burst").output_total == 50000, timeout=30,
+                   what="the burst")
+        messages = read_messages(sock, time.monotonic() + 3.0)
+        outs = [m for m in messages if m.get("t") == "out" and m["n"] == "burst"]
+        dropped = sum(m["d"] for m in outs)
+        last = outs[-1]
+        assert last["l"][-1] == "line 49999"
+        assert last["f"] + len(last["l"]) == s.sup.buffer("burst").total
+        assert dropped > 0, "the lines that left the scrollback are counted"
+        assert sum(len(m["l"]) for m in outs) + dropped <= 50001 + 5
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("payload", [
+    b"this is not json\n",
+    b"[1, 2, 3]\n",
+    b"\xff\xfe\x00garbage\n",
+    b'{"op": ' + b"[" * 100_000 + b"\n",
+])
+def test_garbage_drops_the_client_and_nothing_else(served, payload):
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        sock.sendall(payload)
+        messages = closed_by_server(sock)
+        assert any(m.get("t") == "error" for m in messages)
+    finally:
+        sock.close()
+    assert s.view("a").phase is Phase.RUNNING
+    conn = s.connection()  # the server still serves
+    assert conn.request({"op": "tail", "name": "a"})["ok"]
+    conn.close()
+
+
+def test_an_oversized_line_drops_the_client(served):
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(b'{"op": "stop", "name": "' + b"a" * (2 * wire.MAX_LINE))
+        closed_by_server(sock)
+    finally:
+        sock.close()
+    assert s.view("a").phase is Phase.RUNNING
+    conn = s.connection()
+    conn.close()
+
+
+def test_a_socket_closed_in_the_middle_of_a_message_does_nothing(served):
+    s = served([spec("a", "sleep 60")])
+    for _ in range(20):
+        sock = s.raw()
+        sock.sendall(b'{"op": "stop", "name": "a"')  # no newline: never a whole message
+        sock.close()
+    conn = s.connection()
+    try:
+        conn.request({"op": "tail", "name": "a"})
+        assert s.view("a").phase is Phase.RUNNING
+        wait_until(lambda: len(s.server.clients) == 1, what="the dead clients gone")
+    finally:
+        conn.close()
+
+
+def test_two_clients_see_the_same_state_and_each_others_decisions(served):
+    s = served([pyspec("hung", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)],
+               interactive=True)
+    wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+    one, two = RemoteCore(s.connection()), RemoteCore(s.connection())
+    try:
+        assert one.stop("hung").result(5).ok
+        for core in (one, two):
+            wait_until(lambda c=core: c._views["hung"].phase is Phase.DECIDING, timeout=10,
+                       what="both clients to see the decision")
+        assert two.kill("hung").result(5).ok
+        wait_until(lambda: one._views["hung"].outcome is not None, timeout=10,
+                   what="the other client to see the outcome")
+        assert "by operator" in one._views["hung"].outcome.text
+        wait_until(lambda: one.state.get("consoles") == 2, what="two consoles counted")
+    finally:
+        one.close()
+        two.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_another_user_is_refused_and_the_refusal_logged(served):
+    """The directory (0700) and the socket (0600) keep other users out; should they be
+    opened up (by mistake, or by someone else as root), the peer check still refuses."""
+    s = served([spec("a", "sleep 60")], place=Path(tempfile.mkdtemp()))
+    os.chmod(s.run_dir.path.parent, 0o711)
+    os.chmod(s.run_dir.path, 0o711)
+    os.chmod(s.path, 0o666)
+    code = AS_NOBODY.replace("SOCKET_PATH", repr(str(s.path)))
+    got = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=20)
+    assert got.returncode == 0, got.stderr
+    assert "refused" in got.stdout and '"views"' not in got.stdout
+    assert s.view("a").phase is Phase.RUNNING
+    wait_until(lambda: any(e.get("kind") == "notice" and "uid 65534" in str(e.get("text"))
+                           for e in s.sup.journal()), what="the refusal in the journal")
+
+
+def test_no_supervisor_is_one_clear_error(tmp_path):
+    with pytest.raises(NoSupervisor, match="no run directory"):
+        Connection.open(tmp_path / "nothing")
+    d = RunDir(tmp_path / "run")
+    d.open()
+    d.close()
+    with pytest.raises(NoSupervisor, match="no supervisor is running"):
+        Connection.open(tmp_path / "run")
+    # A dead supervisor's socket (it was SIGKILLed) is not a supervisor either.
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(tmp_path / "run" / wire.SOCKET))
+    dead.close()
+    with pytest.raises(NoSupervisor, match="no supervisor is running"):
+        Connection.open(tmp_path / "run")
+
+
+def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
+    stale = tmp_path / "run0"
+    stale.mkdir(mode=0o700)
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(stale / wire.SOCKET))
+    dead.close()
+    s = served([spec("a", "sleep 60")])
+    conn = s.connection()
+    assert conn.names == ["a"]
+    conn.close()

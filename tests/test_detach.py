@@ -1,0 +1,384 @@
+"""Supervision that outlives the terminal, as an operator over SSH meets it: the real
+``proctui`` command, a detached supervisor, consoles attached on real pseudo-terminals
+that hang up, and the control commands deciding what nobody was there to decide."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.children import POLITE, STUBBORN
+from tests.conftest import PY, alive, wait_until
+
+
+def proctui(*args: str, cwd: Path | None = None, timeout: float = 60.0,
+            check: bool = False) -> subprocess.CompletedProcess[str]:
+    got = subprocess.run([PY, "-m", "proctui", *args], capture_output=True, text=True,
+                         timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in got.stderr, got.stderr
+    if check:
+        assert got.returncode == 0, (got.stdout, got.stderr)
+    return got
+
+
+def toml_str(text: str) -> str:
+    return json.dumps(text)  # a JSON string is a TOML basic string
+
+
+def write_config(tmp_path: Path, hung_timeout: float = 1.0, extra: str = "") -> Path:
+    config = tmp_path / "proctui.toml"
+    config.write_text(f"""
+[defaults]
+stop_timeout = 5
+{extra}
+
+[processes.svc]
+cmd = [{toml_str(PY)}, "-c", {toml_str(POLITE)}]
+
+[processes.hung]
+cmd = [{toml_str(PY)}, "-c", {toml_str(STUBBORN)}]
+stop_timeout = {hung_timeout}
+on_timeout = "ask"
+""")
+    return config
+
+
+class Detached:
+    """A supervisor started with ``proctui up``; ended (SIGKILL) at teardown if a test
+    leaves it running, and its processes by the reaper fixture."""
+
+    def __init__(self, tmp_path: Path, config: Path) -> None:
+        self.tmp_path = tmp_path
+        self.run_dir = tmp_path / "run"
+        self.where = ("-f", str(config), "--run-dir", str(self.run_dir))
+        self.up = proctui("up", *self.where, cwd=tmp_path)
+        assert self.up.returncode == 0, (self.up.stdout, self.up.stderr)
+        self.pid = int(self.up.stdout.split("(pid ")[1].split(")")[0])
+
+    def ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        where = ("--run-dir", str(self.run_dir))
+        return proctui(*args, *where, cwd=self.tmp_path)
+
+    def status(self) -> dict[str, dict]:  # type: ignore[type-arg]
+        got = self.ctl("status", "--json")
+        assert got.returncode == 0, got.stderr
+        return {p["name"]: p for p in json.loads(got.stdout)["processes"]}
+
+    def wait_for(self, name: str, what: str, predicate, timeout: float = 20.0) -> dict:  # type: ignore[no-untyped-def,type-arg]
+        return wait_until(lambda: (lambda p: p if predicate(p) else None)(
+            self.status()[name]), timeout=timeout, what=f"{name} {what}")  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        if alive(self.pid):
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def detached(tmp_path):  # type: ignore[no-untyped-def]
+    made: list[Detached] = []
+
+    def make(config: Path) -> Detached:
+        d = Detached(tmp_path, config)
+        made.append(d)
+        return d
+
+    yield make
+    for d in made:
+        d.kill()
+
+
+def _controlling_tty() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Pty:
+    """A command on a new pseudo-terminal that is its controlling terminal."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 110, 0, 0))
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "110", "LINES": "30"}
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     cwd=cwd, preexec_fn=_controlling_tty)
+        os.close(slave)
+        self.screen = b""
+        self.closed = False
+
+    def read(self, timeout: float = 0.1) -> None:
+        if self.closed:
+            time.sleep(timeout)
+            return
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if ready:
+            try:
+                self.screen += os.read(self.master, 1 << 16)
+            except OSError:
+                time.sleep(timeout)
+
+    def wait_for(self, text: bytes, timeout: float = 30.0) -> None:
+        start = len(self.screen)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.read()
+            if text in self.screen[start:] or text in self.screen[-4000:]:
+                return
+        raise AssertionError(f"{text!r} never shown; screen ends {self.screen[-800:]!r}")
+
+    def press(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def hang_up(self) -> None:
+        os.close(self.master)
+        self.closed = True
+
+    def finish(self, timeout: float = 20.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self.read(0.05)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            raise AssertionError(f"still running after {timeout}s: {self.screen[-800:]!r}")
+        if not self.closed:
+            self.hang_up()
+        return self.proc.returncode
+
+
+def attach_on_pty(d: Detached) -> Pty:
+    pty = Pty([PY, "-m", "proctui", "attach", "--run-dir", str(d.run_dir)], d.tmp_path)
+    pty.wait_for(b"attached to supervisor")
+    return pty
+
+
+# -- up, status, down --------------------------------------------------------------------
+
+
+def test_up_returns_once_everything_started_and_down_ends_it_as_run_would(tmp_path,
+                                                                          detached):
+    config = write_config(tmp_path, extra='on_timeout = "kill"')
+    config.write_text(config.read_text().replace('on_timeout = "ask"', 'on_timeout = "kill"'))
+    d = detached(config)
+    assert "started under a detached supervisor" in d.up.stdout
+    assert f"proctui attach -f {config}" in d.up.stdout or "proctui attach" in d.up.stdout
+    # Started, in a session of its own, before `up` returned.
+    assert os.getsid(d.pid) == d.pid
+    status = d.status()
+    assert {p["phase"] for p in status.values()} == {"running"}
+    pids = {name: p["pid"] for name, p in status.items()}
+    assert all(alive(pid) for pid in pids.values())
+    text = d.ctl("status").stdout
+    assert text.splitlines()[0].split() == ["NAME", "STATE", "PID"]
+    assert f"supervisor pid {d.pid}" in text
+    d.wait_for("hung", "ready", lambda p: True)
+    wait_until(lambda: "ready" in d.ctl("logs", "hung").stdout, what="hung ready")
+
+    got = d.ctl("down")
+    assert "stopping everything" in got.stdout
+    assert "svc: stopped after" in got.stdout
+    assert "hung: killed with SIGKILL after 1s stop timeout" in got.stdout
+    assert "summary:" in got.stdout
+    # The same rule as run: a process that had to be killed makes the status 1.
+    assert got.returncode == 1, got.stdout
+    wait_until(lambda: not alive(d.pid), what="the supervisor to exit")
+    assert not any(alive(pid) for pid in pids.values())
+    assert not (d.run_dir / "control.sock").exists()
+    log = (d.run_dir / "supervisor.log").read_text()
+    assert "summary:" in log and "killed with SIGKILL" in log
+    again = d.ctl("status")
+    assert again.returncode == 2
+    assert again.stderr.count("\n") == 1 and "no supervisor is running" in again.stderr
+
+
+def test_a_second_supervisor_on_the_same_run_directory_is_refused(tmp_path, detached):
+    config = write_config(tmp_path)
+    d = detached(config)
+    second = proctui("up", *d.where, cwd=tmp_path)
+    assert second.returncode == 2
+    assert f"another proctui (pid {d.pid}) is running" in second.stderr
+    run = proctui("run", "--headless", *d.where, cwd=tmp_path)
+    assert run.returncode == 2 and "another proctui" in run.stderr
+    assert alive(d.pid)
+
+
+@pytest.mark.parametrize("args", [
+    ("status",), ("status", "--json"), ("stop", "svc"), ("kill", "svc"),
+    ("extend", "svc", "5"), ("abandon", "svc"), ("logs", "svc"), ("logs", "svc", "-f"),
+    ("down",), ("attach",), ("restart", "svc"), ("start", "svc"),
+])
+def test_control_commands_without_a_supervisor_say_so_and_exit_2(tmp_path, args):
+    got = proctui(*args, "--run-dir", str(tmp_path / "run"), cwd=tmp_path)
+    assert got.returncode == 2, got
+    assert got.stderr.count("\n") == 1, got.stderr
+    assert "no supervisor is running" in got.stderr or "no run directory" in got.stderr
+
+
+def test_bad_names_and_bad_seconds_are_usage_errors(tmp_path, detached):
+    d = detached(write_config(tmp_path))
+    got = d.ctl("kill", "nope")
+    assert got.returncode == 2 and "no process named 'nope'" in got.stderr
+    for bad in ("nan", "-3", "0", "inf", "1e99"):
+        got = d.ctl("extend", "svc", bad)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, (bad, got.stderr)
+    assert {p["phase"] for p in d.status().values()} == {"running"}
+
+
+# -- the SSH story: attach, hang up, decide later ---------------------------------------
+
+
+def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
+    d = detached(write_config(tmp_path))
+    pids = {name: p["pid"] for name, p in d.status().items()}
+    wait_until(lambda: "ready" in d.ctl("logs", "hung").stdout, what="hung ready")
+
+    first = attach_on_pty(d)
+    first.wait_for(b"hung")
+    first.hang_up()  # the SSH link drops: the pty closes under the console
+    assert first.finish() == 0 or first.proc.returncode in (-signal.SIGHUP, 0)
+    time.sleep(0.5)
+    assert all(alive(pid) for pid in pids.values()), "a hangup stopped nothing"
+    assert {p["phase"] for p in d.status().values()} == {"running"}
+
+    # The stop runs while nobody is attached: the deadline arrives and waits.
+    assert d.ctl("stop", "hung").returncode == 0
+    d.wait_for("hung", "waiting for a decision", lambda p: p["decision_waiting"])
+    time.sleep(1.5)
+    hung = d.status()["hung"]
+    assert hung["decision_waiting"] and alive(pids["hung"]), "nobody there: it waits"
+    assert "waiting for a decision" in d.ctl("status").stdout
+
+    second = attach_on_pty(d)
+    second.wait_for(b"stop timeout reached,")  # the decision, in the next console
+    second.wait_for(b"kill now")  # armed: it ignores keys for its first half second
+    second.press(b"K")
+    hung = d.wait_for("hung", "killed", lambda p: p["outcome"] is not None)
+    assert "killed with SIGKILL by operator" in hung["outcome"]
+    assert not alive(pids["hung"]) and alive(pids["svc"])
+    second.press(b"d")
+    assert second.finish() == 0
+    assert b"detached" in second.screen
+    assert d.status()["svc"]["phase"] == "running"
+
+    got = d.ctl("down")
+    assert "svc: stopped after" in got.stdout
+    assert got.returncode == 1  # hung was killed
+    wait_until(lambda: not alive(d.pid), what="the supervisor to exit")
+
+
+@pytest.mark.parametrize("decision", ["kill", "extend", "abandon"])
+def test_a_decision_nobody_was_there_for_is_taken_by_a_control_command(tmp_path, detached,
+                                                                       decision):
+    d = detached(write_config(tmp_path))
+    wait_until(lambda: "ready" in d.ctl("logs", "hung").stdout, what="hung ready")
+    pid = d.status()["hung"]["pid"]
+    assert d.ctl("stop", "hung").returncode == 0
+    d.wait_for("hung", "waiting for a decision", lambda p: p["decision_waiting"])
+    args = ("extend", "hung", "2") if decision == "extend" else (decision, "hung")
+    got = d.ctl(*args)
+    assert got.returncode == 0, (got.stdout, got.stderr)
+    if decision == "kill":
+        hung = d.wait_for("hung", "killed", lambda p: p["outcome"] is not None)
+        assert "killed with SIGKILL by operator" in hung["outcome"]
+        assert not alive(pid)
+    elif decision == "abandon":
+        hung = d.wait_for("hung", "abandoned", lambda p: p["outcome"] is not None)
+        assert hung["outcome"].startswith("abandoned after ")
+        assert hung["outcome"].endswith(f": pid {pid} left running")
+        assert alive(pid)
+        os.kill(pid, signal.SIGKILL)  # ours to clean up now
+    else:
+        hung = d.status()["hung"]
+        assert hung["phase"] == "stopping" and not hung["decision_waiting"]
+        assert 0.5 < hung["deadline_in"] <= 2.0
+        d.wait_for("hung", "back at a decision", lambda p: p["decision_waiting"])
+        assert alive(pid)
+
+
+def test_a_detached_supervisor_handles_sigterm_like_the_headless_runner(tmp_path,
+                                                                        detached):
+    d = detached(write_config(tmp_path))
+    pids = [p["pid"] for p in d.status().values()]
+    wait_until(lambda: "ready" in d.ctl("logs", "hung").stdout, what="hung ready")
+    os.kill(d.pid, signal.SIGHUP)  # no terminal to lose: noted and ignored
+    time.sleep(0.5)
+    assert alive(d.pid) and all(alive(p) for p in pids)
+    os.kill(d.pid, signal.SIGTERM)
+    # As headless: nobody to ask, so "ask" acts as a kill at the deadline.
+    wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to exit")
+    assert not any(alive(p) for p in pids)
+    log = (d.run_dir / "supervisor.log").read_text()
+    assert "received SIGHUP" in log and "received SIGTERM" in log
+    assert "hung  killed with SIGKILL after 1s stop timeout" in log
+
+
+def test_a_sigkilled_supervisor_leaves_its_processes_to_the_next_one(tmp_path, detached):
+    d = detached(write_config(tmp_path))
+    old = {name: p["pid"] for name, p in d.status().items()}
+    os.kill(d.pid, signal.SIGKILL)
+    wait_until(lambda: not alive(d.pid), what="the supervisor gone")
+    assert all(alive(pid) for pid in old.values()), "its processes live on"
+    assert proctui("status", "--run-dir", str(d.run_dir)).returncode == 2
+    d2 = detached(tmp_path / "proctui.toml")
+    # The PID files prove the old ones ours: the new supervisor stops them first.
+    wait_until(lambda: not alive(old["svc"]), timeout=20, what="the old svc stopped")
+    new = d2.status()
+    assert new["svc"]["pid"] != old["svc"] and new["svc"]["phase"] == "running"
+
+
+# -- on_hangup = "detach" for proctui run ---------------------------------------------------
+
+
+def test_run_with_on_hangup_detach_goes_on_after_the_terminal_is_lost(tmp_path):
+    config = write_config(tmp_path, extra='on_hangup = "detach"')
+    run_dir = tmp_path / "run"
+    pty = Pty([PY, "-m", "proctui", "run", "-f", str(config), "--run-dir", str(run_dir)],
+              tmp_path)
+    try:
+        pty.wait_for(b"hung")
+        ctl = ("--run-dir", str(run_dir))
+        pids = {p["name"]: p["pid"] for p in json.loads(
+            proctui("status", "--json", *ctl).stdout)["processes"]}
+        pty.hang_up()
+        time.sleep(1.0)
+        assert pty.proc.poll() is None, "proctui goes on"
+        assert all(alive(pid) for pid in pids.values())
+        status = json.loads(proctui("status", "--json", *ctl).stdout)
+        assert status["supervisor"]["pid"] == pty.proc.pid
+        got = proctui("down", *ctl)
+        assert "summary:" in got.stdout
+        assert pty.proc.wait(20) == got.returncode
+        assert not any(alive(pid) for pid in pids.values())
+        log = (run_dir / "supervisor.log").read_text()
+        assert "detached" in log and "summary:" in log
+    finally:
+        if pty.proc.poll() is None:
+            pty.proc.kill()
+
+
+def test_run_stops_everything_on_hangup_by_default(tmp_path):
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace('on_timeout = "ask"', ""))
+    run_dir = tmp_path / "run"
+    pty = Pty([PY, "-m", "proctui", "run", "-f", str(config), "--run-dir", str(run_dir)],
+              tmp_path)
+    try:
+        pty.wait_for(b"hung")
+        pids = [p["pid"] for p in json.loads(proctui(
+            "status", "--json", "--run-dir", str(run_dir)).stdout)["processes"]]
+        pty.hang_up()
+        pty.proc.wait(30)
+        assert not any(alive(pid) for pid in pids)
+    finally:
+        if pty.proc.poll() is None:
+            pty.proc.kill()
