@@ -247,7 +247,8 @@ class Down:
         # Where each pane's new lines begin; known once its first lines arrive (the
         # supervisor numbers them, and only lines from now on are sent).
         self.seen: dict[str, int | None] = {name: None for name in core.names}
-        self.last_said: dict[str, float] = {}
+        # Each stop's own notices come first; a countdown line only after 5 s of quiet.
+        self.last_said = dict.fromkeys(core.names, time.monotonic())
         self.interrupts = 0
 
     def run(self) -> int:

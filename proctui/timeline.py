@@ -177,9 +177,12 @@ def svg(picture: Picture, width: int = 1100, title: str = "proctui timeline") ->
                 colour = "#fff" if i == len(ln.deadlines) - 1 else "#777"
                 out.append(f'<line x1="{x(t):.1f}" y1="{y - 4}" x2="{x(t):.1f}" '
                            f'y2="{y + 24}" stroke="{colour}" stroke-dasharray="3,2"/>')
+        free = 0.0  # where the previous label ends: labels of close marks never overlap
         for t, label in ln.marks:
             out.append(f'<path d="M{x(t):.1f},{y - 2} l-4,-7 h8 z" fill="#fff"/>')
-            out.append(f'<text x="{x(t) + 5:.1f}" y="{y - 3}" fill="#ccc" '
+            at = max(x(t) + 5, free)
+            free = at + 6.2 * len(label) + 4
+            out.append(f'<text x="{at:.1f}" y="{y - 3}" fill="#ccc" '
                        f'font-size="10">{escape(label)}</text>')
         if ln.outcome:
             out.append(f'<text x="{LEFT}" y="{y + 36}" fill="#aaa" font-size="11">'

@@ -103,11 +103,50 @@ async def final_flow(out: Path) -> None:
         save(app, out, "final")
 
 
+async def attached_flow(out: Path) -> None:
+    """The demo under a supervisor of its own, a console attached over the socket, q."""
+    import tempfile
+
+    from proctui.core.rundir import RunDir
+    from proctui.remote.client import Connection, RemoteCore
+    from proctui.remote.server import Server
+
+    with tempfile.TemporaryDirectory() as place:
+        run_dir = RunDir(Path(place) / "run")
+        run_dir.open()
+        sup = Supervisor(demo.config().processes, interactive=True, run_dir=run_dir)
+        sup.start()
+        server = Server(sup, run_dir)
+        server.start()
+        core = RemoteCore(Connection.open(run_dir.path))
+        app = ProctuiApp(core, attached=f"supervisor pid {core.conn.hello['pid']}", hint=(
+            f"attached to supervisor pid {core.conn.hello['pid']}",
+            "d detaches (everything keeps running)", "q asks before stopping anything"))
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.pause(4.0)
+                await pilot.press("q")
+                await pilot.pause(0.5)
+                save(app, out, "attached")
+                await pilot.press("d")
+        finally:
+            core.close()
+            sup.kill_all()
+            sup.stop_all(ordered=False)
+            sup.set_interactive(False)
+            while not sup.all_ended():
+                time.sleep(0.05)
+            server.close()
+            sup.close()
+            run_dir.close()
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path(__file__).resolve().parent
     out.mkdir(parents=True, exist_ok=True)
     asyncio.run(quitting_flow(out))
     asyncio.run(final_flow(out))
+    asyncio.run(attached_flow(out))
     return 0
 
 

@@ -113,6 +113,8 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         if self.hint:
             self.query_one(Hint).items = self.hint
         self._close_search()
+        if self.attached is not None:
+            self.query_one(KeyBar).keys = keys.attached_bar()
         self._layout()
         self.core.listen(self._poked)
         self.tick()

@@ -198,8 +198,8 @@ class LeaveScreen(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Static(Text("Leave this console?", style="bold"), id="confirm-question")
-            yield Static(Text(f"Detaching leaves every process running under the supervisor "
-                              f"({self.supervisor}); proctui attach comes back to it. "
+            yield Static(Text(f"Detaching leaves every process running under "
+                              f"{self.supervisor}; proctui attach comes back to it. "
                               f"Stopping everything stops them all, with countdowns."),
                          id="confirm-detail")
             with Horizontal(id="confirm-buttons"):

@@ -105,6 +105,14 @@ def bindings(keys: tuple[Key, ...]) -> list[Binding]:
     return out
 
 
+def attached_bar() -> tuple[Key, ...]:
+    """The key table as an attached console's key bar shows it: d Detach comes first."""
+    from dataclasses import replace
+
+    return tuple(replace(k, bar=1) if k.action == "detach" else
+                 replace(k, bar=k.bar + 1) if k.bar else k for k in MAIN)
+
+
 def find(action: str, keys: tuple[Key, ...] = MAIN) -> Key:
     return next(k for k in keys if k.action == action)
 
