@@ -237,7 +237,7 @@ class Down:
     stopping; twice abandons it and stops watching."""
 
     def __init__(self, conn: Connection, out: TextIO) -> None:
-        from proctui.headless import Printer, use_colour
+        from proctui.printer import Printer, use_colour
 
         self.conn = conn
         self.core = core = RemoteCore(conn, replay=0, kind="down")

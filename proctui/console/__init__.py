@@ -31,6 +31,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
     app = None
+    servers = []
 
     def on_lost(why: str, detached: bool) -> None:
         if app is not None:
@@ -41,6 +42,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             app._poked()  # wake it: nothing in the core may change to do so
 
     def cleanup() -> None:
+        for server in servers:
+            server.close()  # first: consoles and `down` are told what is final
         if run_dir is not None:
             run_dir.close()
 
@@ -49,6 +52,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
         sup.start()
         server, _error = serve(sup, run_dir, source)
+        if server is not None:
+            servers.append(server)
         try:
             from proctui.console.app import REFRESH_HZ, ProctuiApp
             from proctui.console.driver import quiet_driver
@@ -67,7 +72,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             if server is not None:
                 server.close()
             sup.close()
-    from proctui.headless import Printer, use_colour
+    from proctui.printer import Printer, use_colour
 
     printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
     for line in summary_lines(sup.final(), sup.views(), sup.strays()):
@@ -102,7 +107,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
     from proctui.console.driver import quiet_driver
     from proctui.console.keys import shown
     from proctui.core.report import summary_lines
-    from proctui.headless import Printer, use_colour
+    from proctui.printer import Printer, use_colour
 
     pid = core.conn.hello.get("pid")
     where = f"supervisor pid {pid}"
