@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from proctui.config import ProcessSpec
 from proctui.core.commands import Commands
+from proctui.core.doorbell import Doorbell
 from proctui.core.engine import Engine
 from proctui.core.events import EventQueue
 from proctui.core.lines import OutputBuffer
@@ -67,8 +68,7 @@ class Supervisor:
         self._started = threading.Event()  # start-up (leftovers, first spawns) done
         self._closing: asyncio.Event | None = None
         self._shutdown_requested = False
-        self._listeners: list[Callable[[], None]] = []
-        self._poked = False
+        self._bell = Doorbell()
         self._usage_wanted = 0
 
     # -- life of the core thread --------------------------------------------------------
@@ -104,7 +104,7 @@ class Supervisor:
         engine = Engine(self.specs, os_layer=self.os, run_dir=self.run_dir,
                         interactive=self.interactive, events=self.events,
                         leftover_defaults=self.leftover_defaults,
-                        publish=self._publish, added=self._added, poke=self._poke)
+                        publish=self._publish, added=self._added, poke=self._bell.ring)
         self._engine = engine
         self._commands = Commands(engine)
         engine.shutting_down = self._shutdown_requested
@@ -177,7 +177,7 @@ class Supervisor:
     def _publish(self, m: Managed) -> None:
         self._seq += 1
         m.view = m.build_view(self._seq)
-        self._poke()
+        self._bell.ring()
 
     def _added(self, m: Managed) -> None:
         self._buffers[m.name] = m.buffer
@@ -322,7 +322,7 @@ class Supervisor:
         """A number that moves whenever a snapshot is published or output arrives: a
         frontend with nothing new to draw can tell at the cost of one call. Asking also
         re-arms the listeners (see listen)."""
-        self._poked = False
+        self._bell.rearm()
         engine = self._engine
         return self._seq + (engine.output_count if engine is not None else 0)
 
@@ -330,14 +330,7 @@ class Supervisor:
         """Call ``callback`` (on the core's thread; it must only schedule work) when
         something changes, at most once until the next call to changes(): an idle
         frontend needs no timer to notice news."""
-        self._listeners.append(callback)
-
-    def _poke(self) -> None:
-        if not self._poked and self._listeners:
-            self._poked = True
-            for callback in self._listeners:
-                with contextlib.suppress(Exception):
-                    callback()
+        self._bell.listen(callback)
 
     def all_ended(self) -> bool:
         """No process is running, stopping or waiting to (re)start."""

@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from proctui.core.doorbell import Doorbell
 from proctui.core.lines import OutputBuffer
 from proctui.core.outcome import Outcome, Who
 from proctui.core.rundir import RunDirError, check_chain
@@ -176,8 +177,7 @@ class RemoteCore:
         self._seq = 0
         self._futures: dict[int, tuple[Future[Any], bool]] = {}
         self._lock = threading.Lock()
-        self._listeners: list[Callable[[], None]] = []
-        self._poked = False
+        self._bell = Doorbell()
         self._thread = threading.Thread(target=self._read, name="proctui-remote",
                                         daemon=True)
         self._thread.start()
@@ -207,7 +207,7 @@ class RemoteCore:
             if not future.done():
                 future.set_result({"ok": False, "text": why} if raw else Reply(False, why))
         self._seq += 1
-        self._poke()
+        self._bell.ring()
 
     def _apply(self, m: dict[str, Any]) -> None:
         kind = m.get("t")
@@ -232,7 +232,7 @@ class RemoteCore:
                 future.set_result(m if raw else Reply(bool(m.get("ok")), str(m.get("text", ""))))
             return
         self._seq += 1
-        self._poke()
+        self._bell.ring()
 
     # -- reading state --------------------------------------------------------------------
 
@@ -244,18 +244,11 @@ class RemoteCore:
         return self._buffers[name]
 
     def changes(self) -> int:
-        self._poked = False
+        self._bell.rearm()
         return self._seq
 
     def listen(self, callback: Callable[[], None]) -> None:
-        self._listeners.append(callback)
-
-    def _poke(self) -> None:
-        if not self._poked and self._listeners:
-            self._poked = True
-            for callback in self._listeners:
-                with contextlib.suppress(Exception):
-                    callback()
+        self._bell.listen(callback)
 
     def all_ended(self) -> bool:
         return bool(self.state.get("all_ended"))
