@@ -201,6 +201,8 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         if self.detached is not None:
             self.exit()
             return
+        if not self.screen_stack:
+            return  # a timer that fired while the app shuts down: nothing to draw on
         now = self.clock()
         self._last_tick = time.monotonic()
         step = quantum(self.views, now)
@@ -353,7 +355,9 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         self._send(self.core.adopt(self.selected_view.name))
 
     def action_abandon(self) -> None:
-        view = self.selected_view
+        # The shown view can be a frame old; whether to ask depends on the core's latest.
+        name = self.selected_view.name
+        view = next((v for v in self.core.views() if v.name == name), self.selected_view)
         if not view.alive and view.phase is not Phase.HELD:
             self._send(self.core.abandon(view.name))  # the core says why not
             return
