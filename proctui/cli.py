@@ -47,7 +47,7 @@ class Seconds(click.ParamType):
         except ValueError:
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         try:
-            return seconds(number, "", Where("", None))
+            return seconds(number, None, Where("", None))
         except ConfigError as e:
             self.fail(str(e).split(": ", 1)[-1], param, ctx)
 

@@ -198,6 +198,9 @@ def test_cli_bad_config_is_one_line_and_exit_2(tmp_path, text, expected):
 @pytest.mark.parametrize("args", [
     ["--stop-timeout", "-1", "x"],
     ["--stop-timeout", "ten", "x"],
+    ["--stop-timeout", "nan", "x"],
+    ["--kill-timeout", "inf", "x"],
+    ["--stop-timeout", "1e400", "x"],
     ["--on-timeout", "explode", "x"],
     ["--stop-signal", "NOPE", "x"],
     ["-f", "missing.toml"],
@@ -208,6 +211,7 @@ def test_cli_bad_options(tmp_path, args):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "error:" in lines[0], result.stderr
+    assert "key ''" not in lines[0] and "Traceback" not in result.stderr
 
 
 def test_cli_no_config_here(tmp_path):

@@ -32,7 +32,7 @@ class Where:
         return ConfigError(self.source, message, self.process, key)
 
 
-def seconds(value: object, key: str, where: Where, *, positive: bool = False) -> float:
+def seconds(value: object, key: str | None, where: Where, *, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.error(key, f"expected a number of seconds, got {show(value)}")
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
