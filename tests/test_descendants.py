@@ -158,7 +158,9 @@ def test_every_pid_of_a_run_left_running_is_named(harness):
             "for _ in range(3):\n"
             "    if os.fork() == 0:\n"
             "        break\n"
-            "print('ready', os.getpid(), flush=True)\n"
+            # One write each: print() writes its pieces separately when unbuffered,
+            # and four processes sharing a pipe would interleave them.
+            "os.write(1, b'ready %d\\n' % os.getpid())\n"
             "while True: time.sleep(0.05)\n")
     h = harness([pyspec("many", code, stop_timeout=0.3, on_timeout=OnTimeout.ABANDON)])
     wait_until(lambda: sum(x.startswith("ready") for x in h.output("many")) == 4)
