@@ -199,12 +199,17 @@ async def test_enter_and_escape_never_kill_or_abandon(key):
         sup.kill("stub")
 
 
-async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so():
+async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so(monkeypatch):
+    from proctui.console import dialogs
+
+    assert dialogs.ARMING == 0.5
+    # Longer here, so that a busy machine cannot arm it before the keys below arrive.
+    monkeypatch.setattr(dialogs, "ARMING", 3.0)
     async with console(parked()) as (app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
         await pilot.press("s")
         question = await asked(pilot, app, armed=False)
-        assert "arming" in screen(app)
+        await until(pilot, lambda: "arming" in screen(app), what="the arming notice")
         await pilot.press("K", "a", "e", "enter")  # typed for the main screen
         assert isinstance(app.screen, AskScreen) and not question.armed
         assert view(sup, "stub").phase is Phase.DECIDING
