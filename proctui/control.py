@@ -229,6 +229,7 @@ def _is_tty(out: TextIO) -> bool:
 
 
 COUNTDOWN_EVERY = 5.0
+EXIT_WAIT = 10.0  # seconds: how long down waits for the supervisor to exit once all ended
 
 
 class Down:
@@ -270,6 +271,8 @@ class Down:
                     handled = self.interrupts
                     if self._interrupted(handled):
                         break
+            if core.all_ended():
+                self._until_exited()
             self._print_new()
         finally:
             signal.signal(signal.SIGINT, previous)
@@ -285,6 +288,26 @@ class Down:
         printer.finish(2.0)
         core.close()
         return status
+
+    def _until_exited(self) -> None:
+        """Everything has ended; the supervisor now sends what is final (the last lines
+        can arrive after the state that says all ended) and exits. Wait for that, briefly,
+        so nothing is left unprinted and a `proctui up` right after finds the run
+        directory free."""
+        from proctui.core.procfs import read_stat
+
+        deadline = time.monotonic() + EXIT_WAIT
+        while self.core.gone is None and time.monotonic() < deadline and \
+                self.interrupts == 0:
+            self.news.wait(0.1)
+            self.news.clear()
+            self._print_new()
+        pid = self.conn.hello.get("pid")
+        while isinstance(pid, int) and time.monotonic() < deadline and self.interrupts == 0:
+            st = read_stat(pid)
+            if st is None or not st.live:
+                break
+            time.sleep(0.02)
 
     def _on_interrupt(self, _signum: int, _frame: object) -> None:
         self.interrupts += 1
