@@ -118,12 +118,13 @@ class Speech:
         return True
 
     def _from(self, run: Run, msg: Message) -> bool:
-        """Is the sender one of the run's processes? Alive: its group or session is the
-        run's, or lineage says it is the run's. Gone already (``systemd-notify`` sends and
-        exits): it sent to this run's own socket, as the user the run's leader runs as
-        (or as root), which a stranger of another user cannot."""
+        """Is the sender one of the run's processes? Still in /proc (alive, or a zombie
+        not yet reaped): its group or session is the run's, or lineage says it is the
+        run's. Reaped already (``systemd-notify`` without a barrier sends and exits): it
+        sent to this run's own socket, as the user the run's leader runs as (or as
+        root), which a stranger of another user cannot."""
         st = self.e.os.read_stat(msg.pid)
-        if st is not None and st.live:
+        if st is not None:
             if run.pgid in (st.pgid, st.sid):
                 return True
             key = (st.pid, st.start_ticks)
