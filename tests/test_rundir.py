@@ -206,5 +206,5 @@ def test_pid_file_records_the_command_line_the_process_settles_on(harness, run_d
     cmd = f"{sys.executable} -c 'import time; print(\"ready\", flush=True); time.sleep(60)'"
     h = harness([spec("web", cmd, argv=shell_argv(cmd))], run_dir=run_dir)
     h.wait_output("web", "ready")
-    wait_until(lambda: PidRecord.from_json(run_dir.pid_path("web").read_text()).cmdline[0]
-               == sys.executable, what="the exec'd command line in the PID file")
+    wait_until(lambda: PidRecord.from_json(run_dir.pid_path("web").read_text()).cmdline[:1]
+               == [sys.executable], what="the exec'd command line in the PID file")

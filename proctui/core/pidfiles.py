@@ -32,7 +32,7 @@ class PidFiles:
         self.boot_id = os_layer.boot_id()
 
     def spawned(self, m: Managed, run: Run) -> None:
-        m.pid_members = ()
+        m.pid_members, m.pid_cmdline = (), []
         record = self._record(m, run)
         if record is not None and self._store(m, record):
             for delay in SETTLE:
@@ -75,11 +75,14 @@ class PidFiles:
     def _record(self, m: Managed, run: Run) -> PidRecord | None:
         if self.run_dir is None or run.pid is None or run.start_ticks is None:
             return None
-        cmdline = self.os.read_cmdline(run.pid) if run.exit is None else None
+        live = run.exit is None
+        cmdline = self.os.read_cmdline(run.pid) if live else None
         if cmdline is None:
-            if not m.pid_cmdline:
+            # Unknown now (the leader is gone, or caught mid-exec): keep what it was; a
+            # live one caught before its first reading gets the command we ran.
+            cmdline = m.pid_cmdline or (list(m.spec.argv) if live else None)
+            if not cmdline:
                 return None
-            cmdline = m.pid_cmdline  # the leader is gone: keep what it was
         return PidRecord(name=m.pid_name, pid=run.pid, pgid=run.pgid or run.pid,
                          boot_id=self.boot_id, start_ticks=run.start_ticks, cmdline=cmdline,
                          started_at=run.started_wall, proctui_pid=os.getpid(), sid=run.pid,

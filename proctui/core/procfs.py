@@ -75,8 +75,10 @@ def read_stat(pid: int) -> ProcStat | None:
 
 
 def read_cmdline(pid: int) -> list[str] | None:
+    """The command line, or None when it cannot be known now: gone, a zombie, or in the
+    middle of an exec (the kernel shows an empty one for a moment)."""
     raw = _read(f"/proc/{pid}/cmdline", 1 << 20)
-    if raw is None:
+    if not raw:
         return None
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
 
