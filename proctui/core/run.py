@@ -336,11 +336,12 @@ class Run:
             self.host.members_changed(self)
         elif not self._said_escapees:
             self._said_escapees = True
+            # The snapshot first: whoever reads the notice finds the escapees in the view.
+            self.host.members_changed(self)
+            self.host.changed(self)
             self.host.notice(self, f"its group has ended ({self._status_text()}), but "
                                    f"{pids_phrase([e.pid for e in outside])} it started "
                                    "outside the group still run; watching them")
-            self.host.members_changed(self)
-            self.host.changed(self)
         self._schedule_check(POLL_STOPPING if self.state.phase.stopping else POLL_IDLE)
 
     def _gone(self, at: float | None = None) -> None:
