@@ -170,8 +170,9 @@ def up(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
 @click.option("--print-config", is_flag=True,
               help="Print the demo as a proctui.toml to copy and edit, and exit.")
 def demo(print_config: bool, **options: object) -> None:
-    """Play the built-in tour of shutdown behaviour: six small programs, each ending in
-    its own way. Press q to quit and watch the countdowns."""
+    """Play the built-in tour of shutdown behaviour: eight small programs, each ending
+    in its own way, two of them speaking sd_notify and starting in order. Press q to
+    quit and watch the countdowns."""
     from proctui import demo as tour
 
     if print_config:
@@ -341,131 +342,9 @@ def describe(spec: ProcessSpec) -> str:
     return "\n".join(lines)
 
 
-# -- control: clients of a running supervisor ----------------------------------------------
-
-def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-def]
-    """-f FILE (``logs``: --file only, its -f follows) and --run-dir: which supervisor."""
-    if fn is None:
-        return lambda f: where_options(f, short=short)
-    names = ("-f", "--file") if short else ("--file",)
-    options = [
-        click.option(*names, "file", type=click.Path(path_type=Path, dir_okay=False),
-                     help="The config the supervisor was started with (default: "
-                          "./proctui.toml or ./Procfile, else the only supervisor running)."),
-        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
-                     help="The supervisor's run directory."),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ignore[no-untyped-def]
-    """Connect, run ``call(connection)``, exit with its status; every failure is one line."""
-    from proctui.control import UnknownProcess, connect
-    from proctui.remote.client import NoSupervisor
-
-    try:
-        conn = connect(file, run_dir)
-    except NoSupervisor as e:
-        _fail(str(e))
-        raise AssertionError("unreachable") from None
-    try:
-        status = call(conn)
-    except UnknownProcess as e:
-        _fail(str(e))
-    except NoSupervisor as e:
-        _fail(str(e))
-    except (BrokenPipeError, KeyboardInterrupt):
-        status = 130
-    except OSError as e:
-        click.echo(f"proctui: error: the supervisor connection failed: {e.strerror or e}",
-                   err=True)
-        status = 1
-    finally:
-        conn.close()
-    sys.exit(status)
-
-
-@cli.command()
-@where_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
-def status(file: Path | None, run_dir: Path | None, as_json: bool) -> None:
-    """One row per process of a running supervisor: its state, pid, and its uptime, its
-    countdown or how it ended."""
-    from proctui import control
-
-    _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout))
-
-
-def _process_command(op: str, verb: str) -> None:
-    @cli.command(op, help=verb)
-    @where_options
-    @click.argument("names", nargs=-1, required=True)
-    def command(file: Path | None, run_dir: Path | None, names: tuple[str, ...]) -> None:
-        from proctui import control
-
-        _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout))
-
-
-for _op, _verb in (("stop", "Stop NAME...: the stop signal, then the countdown."),
-                   ("start", "Start NAME... again, once it has ended."),
-                   ("restart", "Restart NAME..."),
-                   ("kill", "Kill NAME... now: SIGKILL to its whole group (at a decision: "
-                            "kill)."),
-                   ("abandon", "Abandon NAME...: leave it running, never signal it again.")):
-    _process_command(_op, _verb)
-
-
-@cli.command()
-@where_options
-@click.argument("name")
-@click.argument("seconds", type=SECONDS)
-def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
-    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend)."""
-    from proctui import control
-
-    if seconds <= 0:
-        _fail("extend: SECONDS must be more than 0")
-    _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
-                                                     by=seconds))
-
-
-@cli.command()
-@where_options(short=False)
-@click.argument("name")
-@click.option("-f", "--follow", is_flag=True, help="Keep printing new output.")
-@click.option("-n", "--lines", type=click.IntRange(min=0), default=None,
-              help="Only the last LINES lines (default: all that are kept).")
-def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
-         lines: int | None) -> None:
-    """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
-    is in RUN_DIR/logs/NAME.log."""
-    from proctui import control
-
-    _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
-
-
-@cli.command()
-@where_options
-def down(file: Path | None, run_dir: Path | None) -> None:
-    """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
-    proctui run would have."""
-    from proctui import control
-
-    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run())
-
-
-@cli.command()
-@where_options
-@click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
-              help="Redraw at most HZ times a second (default 10).")
-def attach(file: Path | None, run_dir: Path | None, refresh: float | None) -> None:
-    """Open the console on a running supervisor. d detaches (everything goes on); q asks
-    whether to detach or stop everything."""
-    from proctui import control
-
-    _control(file, run_dir, lambda conn: control.attach(conn, refresh))
+# The commands that talk to a running supervisor live in their own module; importing it
+# adds them to the group above.
+from proctui import cli_control  # noqa: E402,F401
 
 
 def main() -> None:
