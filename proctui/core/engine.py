@@ -35,6 +35,8 @@ BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 BACKOFF_RESET = 10.0  # a run that lived this long starts the backoff over
 HOUSEKEEPING_EVERY = 1.0
+HOUSEKEEPING_QUIET = 4.0  # seconds between walks once the tree has long stayed the same
+QUIET_WALKS = 5  # walks that find nothing new before the pace halves
 
 
 class Engine:
@@ -61,6 +63,9 @@ class Engine:
         self.strays_said: set[tuple[int, int]] = set()
         self.boot_id = os_layer.boot_id()
         self._timers: set[asyncio.TimerHandle] = set()
+        self._walk_due = 0.0  # loop time of the next housekeeping
+        self._quiet_walks = 0  # walks in a row that found the tree as it was
+        self._shape: frozenset[tuple[int, ...]] = frozenset()
         self._cpu: Samples = {}
         self._to_check: list[Run] = []
         self.output_count = 0  # reads that brought output: frontends look when it moves
@@ -118,6 +123,8 @@ class Engine:
         m = self.by_run.get(id(who)) if isinstance(who, Run) else who
         if m is not None and (not isinstance(who, Run) or m.run is who):
             self._publish(m)
+            if self._quiet_walks and m.run is not None and m.run.state.phase.stopping:
+                self.tree_changed()  # a stop: watch the tree closely again
 
     # -- the Host that runs report to ---------------------------------------------------
 
@@ -146,6 +153,7 @@ class Engine:
         if m is None:
             return
         m.outcomes.append(outcome)
+        self.tree_changed()
         self.notice(m, outcome.text)
         self.journal.write("outcome", m.name, outcome=outcome.kind.value, text=outcome.text,
                            pid=run.pid)
@@ -270,6 +278,7 @@ class Engine:
         m.run_ended.clear()
         m.phase = Phase.RUNNING
         if run.spawn(self.speech.child_env(m)):
+            self.tree_changed()
             self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}")
             self.pid_files.spawned(m, run)
             self.speech.spawned(m, run)
@@ -291,8 +300,20 @@ class Engine:
 
     # -- housekeeping, about once a second -------------------------------------------
 
-    def _schedule_housekeeping(self) -> None:
-        self._later(HOUSEKEEPING_EVERY, self.housekeeping)
+    def _schedule_housekeeping(self, delay: float | None = None) -> None:
+        """Walk every second while anything changes; when a tree of idle processes has
+        stayed the same for a while, every 2 s, then 4 s (an idle box's CPU). A spawn, an
+        ending or a stop brings the pace back at once."""
+        if delay is None:
+            delay = min(HOUSEKEEPING_QUIET,
+                        HOUSEKEEPING_EVERY * 2 ** (self._quiet_walks // QUIET_WALKS))
+        self._walk_due = due = self.loop.time() + delay
+        self._later(delay, lambda: self._walk_due == due and self.housekeeping())
+
+    def tree_changed(self) -> None:
+        self._quiet_walks = 0
+        if self._walk_due - self.loop.time() > HOUSEKEEPING_EVERY:
+            self._schedule_housekeeping(HOUSEKEEPING_EVERY)
 
     def housekeeping(self) -> None:
         """Walk our process tree: attribute descendants (while they are still visible
@@ -301,6 +322,11 @@ class Engine:
         live = [r for r in runs if r.live]
         if live or self.lineage.strays:
             table = self.lineage.update(lambda: runs, max_age=0.2)
+            shape = frozenset((st.pid, st.start_ticks, ord(st.state), st.cpu_ticks,
+                               st.rss_pages) for st in table.stats.values())
+            busy = shape != self._shape or any(r.state.phase.stopping for r in live)
+            self._shape = shape
+            self._quiet_walks = 0 if busy else self._quiet_walks + 1
             keep = {r.pid for r in runs if r.pid is not None and r.exit is None
                     and not r.leftover} | self.speech.probes
             self.os.reap_orphans(table, keep)

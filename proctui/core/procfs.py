@@ -30,6 +30,7 @@ class ProcStat:
     start_ticks: int  # clock ticks after boot; with the boot id, a process's identity
     cpu_ticks: int = 0  # user + system
     rss_pages: int = 0
+    threads: int = 0  # 0: not known
 
     @property
     def live(self) -> bool:
@@ -63,7 +64,8 @@ def parse_stat(pid: int, raw: bytes) -> ProcStat | None:
         # The command name may contain spaces and ")"; the fields start after the last ")".
         rest = raw[raw.rindex(b")") + 2 :].split()
         return ProcStat(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[3]),
-                        int(rest[19]), int(rest[11]) + int(rest[12]), int(rest[21]))
+                        int(rest[19]), int(rest[11]) + int(rest[12]), int(rest[21]),
+                        int(rest[17]))
     except (ValueError, IndexError):
         return None
 
@@ -101,8 +103,13 @@ def all_pids() -> list[int]:
         return []
 
 
-def children(pid: int) -> list[int]:
-    """Direct children of ``pid``, from each of its threads' ``children`` file."""
+def children(pid: int, threads: int = 0) -> list[int]:
+    """Direct children of ``pid``, from each of its threads' ``children`` file. A process
+    known to have one thread has one such file: no need to list them (an idle walk is
+    mostly these reads)."""
+    if threads == 1:
+        raw = _read(f"/proc/{pid}/task/{pid}/children", 1 << 16)
+        return [int(x) for x in raw.split()] if raw else []
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -182,5 +189,5 @@ def scan_tree(roots: Iterable[int]) -> ProcTable:
             continue
         table.add(st)
         if st.live:
-            todo.extend(children(pid))
+            todo.extend(children(pid, st.threads))
     return table
