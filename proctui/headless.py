@@ -33,7 +33,9 @@ __all__ = ["HeadlessRunner", "Printer", "run", "use_colour"]
 
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
 POLL = 0.1  # while something stops; output and notices wake the loop at once anyway
-POLL_IDLE = 1.0
+# Idle, nothing needs the loop: a signal starts its stop in the handler, the stop's
+# notices and a reader gone (the writer says so) wake it. Only a safety net.
+POLL_IDLE = 5.0
 EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -218,7 +220,7 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     if out is None:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
-            sink = Writer(stream.fileno())
+            sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
     servers = []
 
