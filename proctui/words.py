@@ -116,11 +116,14 @@ def running_words(view: ProcessView, now: float) -> str:
 
 
 def duration(value: float) -> str:
-    """An age for people: 45s, then whole minutes (12m, 3h05m, 2d03h). Seconds only in
-    the first minute, so an idle console changes what it shows once a minute."""
+    """An age for people: 7s, then tens of seconds (40s), then whole minutes (12m, 3h05m,
+    2d03h). Every second only in the first ten, so that a console of idle processes
+    changes what it shows every ten seconds in their first minute, then once a minute."""
     value = max(0, int(value))
-    if value < 60:
+    if value < 10:
         return f"{value}s"
+    if value < 60:
+        return f"{value // 10 * 10}s"
     if value < 3600:
         return f"{value // 60}m"
     if value < 86400:

@@ -554,3 +554,28 @@ async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
         await until(pilot, lambda: not app.is_running, what="the app to exit")
     outcomes = {n: o.text for n, o in sup.final()}
     assert outcomes["db"].startswith("stopped after") and outcomes["web"].startswith("stopped")
+
+
+# -- an idle console ------------------------------------------------------------------------
+
+def test_ages_change_each_second_then_each_ten_then_each_minute():
+    """What an idle console shows changes as rarely as the words allow: its clock ticks
+    at the finest step shown anywhere (each tick redraws every row)."""
+    from proctui.console.render import quantum
+    from proctui.words import duration
+    from tests import fake_core
+
+    assert [duration(s) for s in (0, 9.9, 10, 19.9, 47, 59.9, 60, 3599, 3600)] == \
+        ["0s", "9s", "10s", "10s", "40s", "50s", "1m", "59m", "1h00m"]
+    now = fake_core.NOW
+
+    def step(age: float, **kw: object) -> float:
+        return quantum([fake_core.view("a", Phase.RUNNING, started_at=now - age, **kw),
+                        fake_core.view("b", Phase.RUNNING, started_at=now - 3600)], now)
+
+    assert step(3) == 1.0
+    assert step(30) == 10.0
+    assert step(300) == 60.0
+    assert quantum([fake_core.view("a", Phase.BACKOFF, restart_at=now + 30)], now) == 1.0
+    assert quantum([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
+                                   deadline=now + 4)], now) == 0.1

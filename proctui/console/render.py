@@ -32,16 +32,20 @@ def bar(fraction: float, width: int) -> str:
 
 
 def quantum(views: list[ProcessView], now: float) -> float:
-    """How finely the clock shows anywhere on screen: tenths while a countdown runs,
-    seconds while an age is under a minute or a restart is due, else minutes."""
-    seconds_shown = False
+    """How finely the clock shows anywhere on screen (see words.duration): tenths while a
+    countdown runs, seconds while an age is under ten or a restart is due, tens of
+    seconds while one is under a minute, else minutes."""
+    step = 60.0
     for view in views:
         if view.phase.stopping:
             return 0.1
         since = view.started_at if view.phase is Phase.RUNNING else view.ended_at
-        if view.phase is Phase.BACKOFF or (since is not None and now - since < 61):
-            seconds_shown = True
-    return 1.0 if seconds_shown else 60.0
+        age = now - since if since is not None else None
+        if view.phase is Phase.BACKOFF or (age is not None and age < 11):
+            step = 1.0
+        elif age is not None and age < 61:
+            step = min(step, 10.0)
+    return step
 
 
 def memory(value: int) -> str:

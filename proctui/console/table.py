@@ -3,6 +3,7 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -124,7 +125,9 @@ class ProcessTable(Widget):
         if view.phase is Phase.RUNNING and view.started_at is not None:
             words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
-            words = f"restart in {duration(view.restart_at - now + 0.999)}"
+            left = max(0.0, view.restart_at - now)  # a countdown: every second counts
+            words = f"restart in {math.ceil(left)}s" if left < 60 else \
+                f"restart in {duration(left)}"
         elif view.phase is Phase.WAITING and view.waiting_for:
             words = f"waiting for {', '.join(view.waiting_for)}"
         elif view.phase is Phase.HELD:
