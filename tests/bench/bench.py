@@ -370,7 +370,7 @@ def scenario_idle(runs: int, work: Path, seconds: float = 30.0) -> Result:
 
     r = Result(f"6. Idle: ten sleeping processes, {seconds:.0f} s (console on a pty, 120x30)")
     ours = quiet.idle(PROCTUI, work, seconds)
-    r.add("console, first minute (ages in seconds)",
+    r.add("console, first minute (ages in seconds, then tens)",
           f"{ours['console_first_minute']:.2f} % of one core")
     r.add("console, after the first minute", f"{ours['console_after']:.2f} % of one core")
     r.add("headless", f"{ours['headless']:.2f} % of one core")
