@@ -9,7 +9,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+
+import pytest
 
 from proctui.config import parse_signal
 from proctui.core.events import EventQueue
@@ -137,3 +140,71 @@ def test_a_crash_in_the_core_stops_everything_and_never_exits_0(child_reaper):
 def test_signal_names_round_trip():
     for name in ("TERM", "SIGINT", "rtmin+3", "SIGRTMAX-2", "15"):
         assert parse_signal(name) > 0
+
+
+STATUS = ("Name:\tsleep\nState:\t{state}\nSigQ:\t0/63\nSigPnd:\t{pnd}\nShdPnd:\t{shd}\n"
+          "SigBlk:\t{blk}\nSigIgn:\t{ign}\nSigCgt:\t{cgt}\n")
+
+
+def status(state: str = "S (sleeping)", pnd: int = 0, shd: int = 0, blk: int = 0,
+           ign: int = 0, cgt: int = 0) -> bytes:
+    return STATUS.format(state=state, pnd=f"{pnd:016x}", shd=f"{shd:016x}", blk=f"{blk:016x}",
+                         ign=f"{ign:016x}", cgt=f"{cgt:016x}").encode()
+
+
+def test_a_pending_lethal_signal_is_told_apart_from_one_that_will_never_act():
+    from proctui.core.procfs import dying, dying_by_status
+
+    term, chld = 1 << (signal.SIGTERM - 1), 1 << (signal.SIGCHLD - 1)
+    assert dying_by_status(status(shd=term))  # sent to the group, not acted on yet
+    assert dying_by_status(status(pnd=term))
+    assert not dying_by_status(status())
+    assert not dying_by_status(status(shd=chld))  # harmless by default
+    assert not dying_by_status(status(shd=term, blk=term))
+    assert not dying_by_status(status(shd=term, ign=term))
+    assert not dying_by_status(status(shd=term, cgt=term))  # it has a handler
+    assert not dying_by_status(status("T (stopped)", shd=term))  # waits for a SIGCONT
+    assert not dying_by_status(status("D (disk sleep)", shd=term))  # may never act
+    assert not dying_by_status(b"garbage")
+    assert not dying(os.getpid())
+
+
+class AboutToDieOS(OSLayer):
+    """A signal pending but not yet acted on lasts only while the machine is too busy to
+    run the process: this fake says one is pending, and (unless ``forever``) lets it act
+    0.3 s after it was first asked (the real child ignores SIGTERM; SIGKILL stands in)."""
+
+    def __init__(self, forever: bool = False) -> None:
+        super().__init__()
+        self.forever = forever
+        self.asked: set[int] = set()
+
+    def dying(self, pid: int) -> bool:
+        if not self.forever and pid not in self.asked:
+            self.asked.add(pid)
+            threading.Timer(0.3, lambda: os.kill(pid, signal.SIGKILL)).start()
+        return True
+
+
+@pytest.mark.parametrize("forever", [False, True], ids=["it-dies", "it-never-does"])
+def test_an_abandon_just_after_the_stop_signal_tells_what_became_of_it(harness, forever):
+    from tests.children import STUBBORN
+
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=30)],
+                os_layer=AboutToDieOS(forever))
+    h.wait_output("stub", "ready")
+    pid = h.view("stub").pid
+    try:
+        h.sup.stop("stub")
+        h.wait_notice("stub", "SIGTERM sent")
+        h.sup.abandon("stub")
+        outcome = h.outcome("stub")
+        if forever:  # the looks are bounded: then it is what it is, left running
+            assert outcome.kind is OutcomeKind.ABANDONED and alive(pid), outcome.text
+            assert outcome.text.endswith(f"pid {pid} left running"), outcome.text
+        else:
+            assert "left running" not in outcome.text and not alive(pid), outcome.text
+            assert "killed by SIGKILL" in outcome.text, outcome.text
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

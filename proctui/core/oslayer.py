@@ -113,6 +113,9 @@ class OSLayer:
     def read_cmdline(self, pid: int) -> list[str] | None:
         return procfs.read_cmdline(pid)
 
+    def dying(self, pid: int) -> bool:
+        return procfs.dying(pid)
+
     def uid_of(self, pid: int) -> int | None:
         """The real user id a process runs as, or None when it is gone."""
         try:

@@ -7,6 +7,7 @@ process's ``environ``: at 2,000 processes that cost a core.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -83,6 +84,37 @@ def read_cmdline(pid: int) -> list[str] | None:
     if not raw:
         return None
     return [part.decode("utf-8", "replace") for part in raw.split(b"\0")[:-1]]
+
+
+_HARMLESS = frozenset(int(getattr(signal, n)) for n in (
+    "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGWINCH"))
+_LETHAL = sum(1 << (n - 1) for n in range(1, 65) if n not in _HARMLESS)
+
+
+def dying(pid: int) -> bool:
+    """Is a signal that ends ``pid`` already pending, with nothing to stop it? On a busy
+    machine a SIGTERM sent a moment ago can still be waiting for the process to run."""
+    raw = _read(f"/proc/{pid}/status", 1 << 14)
+    return bool(raw) and dying_by_status(raw)
+
+
+def dying_by_status(raw: bytes) -> bool:
+    """From /proc/PID/status: a lethal signal pending, not blocked, ignored or handled,
+    and the process neither stopped (it would wait for a SIGCONT nobody may send) nor in
+    an uninterruptible sleep (which can last for ever: that is "unkillable")."""
+    fields: dict[bytes, bytes] = {}
+    for line in raw.splitlines():
+        key, _, value = line.partition(b":")
+        fields[key] = value.strip()
+    try:
+        if fields[b"State"][:1] in (b"T", b"t", b"D"):
+            return False
+        pending = int(fields[b"SigPnd"], 16) | int(fields[b"ShdPnd"], 16)
+        spared = int(fields[b"SigBlk"], 16) | int(fields[b"SigIgn"], 16) | \
+            int(fields[b"SigCgt"], 16)
+    except (KeyError, ValueError):
+        return False
+    return bool(pending & ~spared & _LETHAL)
 
 
 def has_env(pid: int, name: str, value: str) -> bool:

@@ -46,6 +46,7 @@ RUN_TOKEN_VAR = "PROCTUI_RUN"  # set in each child's environment, one value per 
 POLL_STOPPING = 0.05  # seconds between group checks once the leader is gone
 POLL_IDLE = 1.0
 FD_RETRIES = 30  # times POLL_IDLE: how long a lack of file descriptors is waited out
+DYING_LOOK, DYING_LOOKS = 0.05, 20  # an abandoned group a sent signal is ending: 1 s at most
 _LEFT_RUNNING_ENDS = (EndKind.ABANDONED, EndKind.UNKILLABLE, EndKind.STOP_FAILED,
                       EndKind.KILL_FAILED)
 
@@ -102,6 +103,7 @@ class Run:
         self._fd_failures = 0
         self._said_escapees = False
         self._looked_again = False  # the group outlived the leader's exit at least once
+        self._dying_looks = DYING_LOOKS
 
     # -- what others read -------------------------------------------------------------
 
@@ -376,6 +378,14 @@ class Run:
         group = self.group
         if end in _LEFT_RUNNING_ENDS and group is not None:
             left = tuple(group.live_pids())
+            if end is EndKind.ABANDONED and left and self._dying_looks > 0 and \
+                    all(self.os.dying(pid) for pid in left):
+                # Abandoned just after the stop signal, which is about to end them all
+                # (a busy machine has not run them yet): "left running" would be false.
+                # Look again shortly; the ending is then worded from its exit status.
+                self._dying_looks -= 1
+                self.loop.call_later(DYING_LOOK, self._conclude, end)
+                return
             if not left:
                 # Nothing is left running after all: it ended just before the deadline
                 # or the decision, and the look that would have said so had not come yet.
