@@ -93,26 +93,10 @@ def served(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
             shutil.rmtree(s.run_dir.path.parent, ignore_errors=True)
 
 
-def read_messages(sock: socket.socket, until: float) -> list[dict]:  # type: ignore[type-arg]
-    """Every message that arrives before ``until`` (monotonic) or the socket closes."""
+def _receive(sock: socket.socket, deadline: float) -> tuple[bytes, bool]:
+    """What arrives before ``deadline`` (monotonic), and whether the server closed."""
     data = b""
     sock.settimeout(0.1)
-    while time.monotonic() < until:
-        try:
-            chunk = sock.recv(1 << 16)
-        except TimeoutError:
-            continue
-        if not chunk:
-            break
-        data += chunk
-    return [json.loads(line) for line in data.splitlines() if line.strip()]
-
-
-def closed_by_server(sock: socket.socket, timeout: float = 5.0) -> list[dict]:  # type: ignore[type-arg]
-    """Read until the server closes the connection; fail if it never does."""
-    deadline = time.monotonic() + timeout
-    got = b""
-    sock.settimeout(0.2)
     while time.monotonic() < deadline:
         try:
             chunk = sock.recv(1 << 16)
@@ -121,9 +105,25 @@ def closed_by_server(sock: socket.socket, timeout: float = 5.0) -> list[dict]:  
         except ConnectionResetError:
             chunk = b""
         if not chunk:
-            return [json.loads(line) for line in got.splitlines() if line.strip()]
-        got += chunk
-    raise AssertionError("the server kept the connection open")
+            return data, True
+        data += chunk
+    return data, False
+
+
+def _messages(data: bytes) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def read_messages(sock: socket.socket, until: float) -> list[dict]:  # type: ignore[type-arg]
+    """Every message that arrives before ``until`` (monotonic) or the socket closes."""
+    return _messages(_receive(sock, until)[0])
+
+
+def closed_by_server(sock: socket.socket, timeout: float = 5.0) -> list[dict]:  # type: ignore[type-arg]
+    """Read until the server closes the connection; fail if it never does."""
+    data, closed = _receive(sock, time.monotonic() + timeout)
+    assert closed, "the server kept the connection open"
+    return _messages(data)
 
 
 def test_the_socket_is_the_users_alone(served):
