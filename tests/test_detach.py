@@ -5,14 +5,10 @@ that hang up, and the control commands deciding what nobody was there to decide.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import select
 import signal
-import struct
 import subprocess
-import termios
 import time
 from pathlib import Path
 
@@ -20,6 +16,7 @@ import pytest
 
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, wait_until
+from tests.terminal import Pty
 
 
 def proctui(*args: str, cwd: Path | None = None, timeout: float = 60.0,
@@ -97,63 +94,6 @@ def detached(tmp_path):  # type: ignore[no-untyped-def]
     yield make
     for d in made:
         d.kill()
-
-
-def _controlling_tty() -> None:
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-class Pty:
-    """A command on a new pseudo-terminal that is its controlling terminal."""
-
-    def __init__(self, argv: list[str], cwd: Path) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 110, 0, 0))
-        env = {**os.environ, "TERM": "xterm", "COLUMNS": "110", "LINES": "30"}
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     cwd=cwd, preexec_fn=_controlling_tty)
-        os.close(slave)
-        self.screen = b""
-        self.closed = False
-
-    def read(self, timeout: float = 0.1) -> None:
-        if self.closed:
-            time.sleep(timeout)
-            return
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if ready:
-            try:
-                self.screen += os.read(self.master, 1 << 16)
-            except OSError:
-                time.sleep(timeout)
-
-    def wait_for(self, text: bytes, timeout: float = 30.0) -> None:
-        start = len(self.screen)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.read()
-            if text in self.screen[start:] or text in self.screen[-4000:]:
-                return
-        raise AssertionError(f"{text!r} never shown; screen ends {self.screen[-800:]!r}")
-
-    def press(self, keys: bytes) -> None:
-        os.write(self.master, keys)
-
-    def hang_up(self) -> None:
-        os.close(self.master)
-        self.closed = True
-
-    def finish(self, timeout: float = 20.0) -> int:
-        deadline = time.monotonic() + timeout
-        while self.proc.poll() is None and time.monotonic() < deadline:
-            self.read(0.05)
-        if self.proc.poll() is None:
-            self.proc.kill()
-            raise AssertionError(f"still running after {timeout}s: {self.screen[-800:]!r}")
-        if not self.closed:
-            self.hang_up()
-        return self.proc.returncode
 
 
 def attach_on_pty(d: Detached) -> Pty:
@@ -363,8 +303,7 @@ def test_run_with_on_hangup_detach_goes_on_after_the_terminal_is_lost(tmp_path):
         log = (run_dir / "supervisor.log").read_text()
         assert "detached" in log and "summary:" in log
     finally:
-        if pty.proc.poll() is None:
-            pty.proc.kill()
+        pty.close()
 
 
 def test_run_stops_everything_on_hangup_by_default(tmp_path):
@@ -381,5 +320,4 @@ def test_run_stops_everything_on_hangup_by_default(tmp_path):
         pty.proc.wait(30)
         assert not any(alive(pid) for pid in pids)
     finally:
-        if pty.proc.poll() is None:
-            pty.proc.kill()
+        pty.close()

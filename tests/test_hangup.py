@@ -3,17 +3,11 @@ SIGTERM; every child ends per policy, proctui exits, nothing is orphaned."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import select
 import shlex
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
@@ -22,32 +16,16 @@ import pytest
 from proctui.core.rundir import RunDir
 from tests.children import POLITE, SLOW, STUBBORN
 from tests.conftest import PY, alive, wait_until
+from tests.terminal import Pty
 
 
-def _controlling_tty() -> None:
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+class OnPty(Pty):
+    """``proctui run ARGS`` on a pty that is its controlling terminal."""
 
-
-class OnPty:
     def __init__(self, tmp_path: Path, *args: str) -> None:
-        self.master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
         self.run_dir = tmp_path / "run"
-        env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "30"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "proctui", "run", "--run-dir", str(self.run_dir), *args],
-            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
-            preexec_fn=_controlling_tty,
-        )
-        os.close(slave)
-        self.screen = b""
-
-    def read(self, timeout: float = 0.1) -> None:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if ready:
-            with contextlib.suppress(OSError):
-                self.screen += os.read(self.master, 65536)
+        super().__init__([sys.executable, "-m", "proctui", "run", "--run-dir",
+                          str(self.run_dir), *args], tmp_path, size=(30, 100))
 
     def pids(self, count: int, timeout: float = 20.0) -> list[int]:
         """The children's pids, from their PID files, once all ``count`` have started."""
@@ -59,9 +37,6 @@ class OnPty:
             if len(records) == count:
                 return [r.pid for r in records]
         raise AssertionError(f"{count} processes did not start: {self.screen[-500:]!r}")
-
-    def hang_up(self) -> None:
-        os.close(self.master)
 
     def wait(self, timeout: float = 30.0) -> int:
         return self.proc.wait(timeout)
@@ -93,11 +68,7 @@ def on_pty(tmp_path):
 
     yield start
     for console in made:
-        if console.proc.poll() is None:
-            console.proc.kill()
-            console.proc.wait()
-        with contextlib.suppress(OSError):
-            os.close(console.master)
+        console.close()
 
 
 def test_terminal_hangup_stops_everything_and_exits(on_pty):
@@ -127,10 +98,7 @@ def test_sigterm_to_the_console_stops_everything_and_exits(on_pty):
     pids = console.pids(2)
     wait_until(lambda: all(handles_term(pid) for pid in pids), what="SIGTERM handlers")
     console.proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while console.proc.poll() is None and time.monotonic() < deadline:
-        console.read()
-    assert console.proc.returncode == 1
+    assert console.finish(timeout=30) == 1
     for pid in pids:
         assert not alive(pid)
     assert b"killed with SIGKILL after 1s stop timeout" in console.screen
@@ -146,28 +114,16 @@ def test_a_terminal_gone_without_a_sighup_is_a_hangup_not_a_busy_loop(tmp_path):
     """The console's pty is closed while proctui is not in the pty's session: no SIGHUP
     comes, only EOF and EIO. proctui must stop everything per policy (ask acting as
     kill) and exit, without spinning meanwhile."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     run_dir = tmp_path / "run"
-    env = {**os.environ, "TERM": "xterm"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "proctui", "run", "--run-dir", str(run_dir), "--stop-timeout",
-         "2", "--on-timeout", "ask", f"stub={py(STUBBORN)}"],
-        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path,
-        start_new_session=True)  # a session of its own, with no controlling terminal
-    os.close(slave)
+    pty = Pty([sys.executable, "-m", "proctui", "run", "--run-dir", str(run_dir),
+               "--stop-timeout", "2", "--on-timeout", "ask", f"stub={py(STUBBORN)}"],
+              tmp_path, size=(24, 80), controlling=False)  # no controlling terminal
+    proc = pty.proc
     try:
-        screen = b""
-        deadline = time.monotonic() + 20
-        while b"running" not in screen and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                screen += os.read(master, 65536)
-        assert b"running" in screen, screen[-400:]
+        pty.wait_for(b"running", timeout=20)
         (pid,) = [json.loads(p.read_text())["pid"] for p in run_dir.glob("*.pid")]
         wait_until(lambda: handles_term(pid), what="the SIGTERM handler")
-        os.close(master)
-        master = -1
+        pty.hang_up()
         time.sleep(0.5)  # let it notice; then measure it while it waits out the stop
         before = _cpu_seconds(proc.pid)
         time.sleep(1.0)
@@ -176,8 +132,4 @@ def test_a_terminal_gone_without_a_sighup_is_a_hangup_not_a_busy_loop(tmp_path):
         assert proc.wait(timeout=30) == 1  # ask acted as kill: nobody could answer
         assert not alive(pid)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if master >= 0:
-            os.close(master)
+        pty.close()

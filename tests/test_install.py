@@ -4,19 +4,14 @@ hid a missing package for a whole release.)"""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-import select
-import struct
 import subprocess
 import sys
-import termios
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.terminal import Pty
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,33 +59,13 @@ def test_the_installed_commands_run_outside_the_source_tree(installed, tmp_path)
 
 
 def test_the_installed_console_runs_on_a_pseudo_terminal(installed, tmp_path):
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen(
-        [str(installed / "venv/bin/proctui"), "run", "--run-dir", str(tmp_path / "run"),
-         "web=sleep 60"], stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
-        env={**os.environ, "TERM": "xterm"}, start_new_session=True)
-    os.close(slave)
-    screen = b""
-
-    def read_until(marker: bytes, timeout: float = 30) -> None:
-        nonlocal screen
-        deadline = time.monotonic() + timeout
-        while marker not in screen and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                with contextlib.suppress(OSError):
-                    screen += os.read(master, 65536)
-        assert marker in screen, f"no {marker!r} on screen: {screen[-600:]!r}"
-
+    pty = Pty([str(installed / "venv/bin/proctui"), "run", "--run-dir", str(tmp_path / "run"),
+               "web=sleep 60"], tmp_path, size=(24, 80), controlling=False)
     try:
-        read_until(b"running")
-        assert b"ModuleNotFoundError" not in screen
-        os.write(master, b"q")
-        read_until(b"web  stopped after")  # the summary's line, after the console closed
-        assert proc.wait(timeout=30) == 0
+        pty.wait_for(b"running")
+        assert b"ModuleNotFoundError" not in pty.screen
+        pty.press(b"q")
+        pty.wait_for(b"web  stopped after")  # the summary's line, after the console closed
+        assert pty.proc.wait(timeout=30) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+        pty.close()
