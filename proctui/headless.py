@@ -29,8 +29,6 @@ from proctui.core.supervisor import Supervisor
 from proctui.printer import Printer, use_colour
 from proctui.writer import Writer
 
-__all__ = ["HeadlessRunner", "Printer", "run", "use_colour"]
-
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
 POLL = 0.1  # while something stops; output and notices wake the loop at once anyway
 # Idle, nothing needs the loop: a signal starts its stop in the handler, the stop's

@@ -16,7 +16,8 @@ import pytest
 
 from proctui.core.events import EventQueue
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner, Printer
+from proctui.headless import HeadlessRunner
+from proctui.printer import Printer
 from tests.conftest import processes_with_token, spec, wait_until
 
 

@@ -18,7 +18,8 @@ import pytest
 
 from proctui.core.events import EventQueue
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner, Printer, use_colour
+from proctui.headless import HeadlessRunner
+from proctui.printer import Printer, use_colour
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, UnkillableOS, alive, pyspec, wait_until
 

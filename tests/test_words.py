@@ -26,7 +26,8 @@ from proctui.core.outcome import (
     describe,
 )
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner, Printer
+from proctui.headless import HeadlessRunner
+from proctui.printer import Printer
 from tests.children import POLITE
 from tests.conftest import alive, processes_with_token, pyspec, spec, wait_until
 
