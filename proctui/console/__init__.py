@@ -51,9 +51,9 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
         sup.start()
-        server, _error = serve(sup, run_dir, source)
-        if server is not None:
-            servers.append(server)
+        served, _error = serve(sup, run_dir, source)
+        if served is not None:
+            servers.append(served)
         try:
             from proctui.console.app import REFRESH_HZ, ProctuiApp
             from proctui.console.driver import quiet_driver
@@ -69,7 +69,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 guard.finished.wait()  # it supervises on, and ends proctui itself
             hangup.finish_stop(sup)
             status = sup.exit_status()
-            if server is not None:
+            for server in servers:
                 server.close()
             sup.close()
     from proctui.printer import Printer, use_colour
