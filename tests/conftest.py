@@ -44,6 +44,27 @@ def processes_with_token(token: str) -> list[int]:
     return found
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel built from this tree installed (not editable): what
+    users get. ``installed / "venv/bin/proctui"`` is the program."""
+    import subprocess
+
+    where = tmp_path_factory.mktemp("install")
+    wheels = where / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w",
+                    str(wheels), str(ROOT)], check=True, timeout=300, cwd=where)
+    (wheel,) = wheels.glob("proctui-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True,
+                   timeout=120)
+    subprocess.run([str(where / "venv/bin/python"), "-m", "pip", "install", "--quiet",
+                    str(wheel)], check=True, timeout=600, cwd=where)
+    return where
+
+
 @pytest.fixture(autouse=True)
 def child_reaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     token = uuid.uuid4().hex

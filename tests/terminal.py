@@ -27,11 +27,12 @@ class Pty:
     EOF and EIO, never a SIGHUP."""
 
     def __init__(self, argv: list[str], cwd: Path, size: tuple[int, int] = (30, 110),
-                 controlling: bool = True) -> None:
+                 controlling: bool = True, env: dict[str, str] | None = None) -> None:
         rows, columns = size
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-        env = {**os.environ, "TERM": "xterm", "COLUMNS": str(columns), "LINES": str(rows)}
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": str(columns), "LINES": str(rows),
+               **(env or {})}
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env,
                                      cwd=cwd,
                                      preexec_fn=controlling_tty if controlling else None,

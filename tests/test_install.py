@@ -5,30 +5,12 @@ hid a missing package for a whole release.)"""
 from __future__ import annotations
 
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
-
-import pytest
 
 from tests.terminal import Pty
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A fresh venv with the wheel built from this tree installed (not editable)."""
-    where = tmp_path_factory.mktemp("install")
-    wheels = where / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w",
-                    str(wheels), str(ROOT)], check=True, timeout=300, cwd=where)
-    (wheel,) = wheels.glob("proctui-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True,
-                   timeout=120)
-    subprocess.run([str(where / "venv/bin/python"), "-m", "pip", "install", "--quiet",
-                    str(wheel)], check=True, timeout=600, cwd=where)
-    return where
 
 
 def test_the_wheel_holds_every_module_and_stylesheet(installed):

@@ -40,7 +40,11 @@ _STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold 
 
 
 class OutputView(ScrollView, can_focus=False):
-    DEFAULT_CSS = "OutputView { height: 1fr; scrollbar-size-vertical: 1; }"
+    # The pane never scrolls sideways (long lines wrap or are cut with …): a horizontal
+    # scrollbar would take the bottom row and hide the newest line under it.
+    DEFAULT_CSS = """
+    OutputView { height: 1fr; scrollbar-size-vertical: 1; overflow-x: hidden; overflow-y: auto; }
+    """
 
     follow: reactive[bool] = reactive(True)
     wrap: reactive[bool] = reactive(True)
@@ -70,7 +74,8 @@ class OutputView(ScrollView, can_focus=False):
         held = self._top_shown
         self._first = buf.first
         count = buf.total - buf.first + (1 if buf.partial else 0)
-        self.virtual_size = Size(self.size.width, count)
+        # As wide as the room beside the scrollbar, never wider: see DEFAULT_CSS.
+        self.virtual_size = Size(self._room.width, count)
         if self.follow:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         else:
@@ -139,7 +144,7 @@ class OutputView(ScrollView, can_focus=False):
         self._tell_position()
 
     def page(self, direction: int) -> None:
-        step = max(1, self.size.height - 1) * direction
+        step = max(1, self._room.height - 1) * direction
         self.follow = False
         self.scroll_to(y=max(0, min(self.max_scroll_y, self.top_line - self._first + step)),
                        animate=False, immediate=True)
@@ -150,7 +155,7 @@ class OutputView(ScrollView, can_focus=False):
     def show_line(self, number: int) -> None:
         """Hold the pane with line ``number`` about a third of the way down."""
         self.follow = False
-        self.scroll_to(y=max(0, number - self._first - self.size.height // 3), animate=False,
+        self.scroll_to(y=max(0, number - self._first - self._room.height // 3), animate=False,
                        immediate=True)
         self._tell_position()
 
@@ -167,8 +172,13 @@ class OutputView(ScrollView, can_focus=False):
 
     # -- drawing --------------------------------------------------------------------
 
+    @property
+    def _room(self) -> Size:
+        """The rows and columns the lines are drawn in: the pane less its scrollbar."""
+        return self.scrollable_content_region.size
+
     def render_line(self, y: int) -> Strip:
-        width, height = self.size
+        width, height = self._room
         key = (self._data, self.follow, int(self.scroll_y), width, height, self.wrap,
                self.search, self.current_match)
         if key != self._rows_key:
