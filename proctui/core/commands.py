@@ -1,11 +1,14 @@
-"""The operator's commands, carried out on the core's loop. Each answers with a Reply
-that says what happened or why nothing did, in words a frontend can show as they are."""
+"""The operator's commands, carried out on the core's loop. Each becomes an event for the
+life machine (what may start, restart or stop is its decision) or for the run's stop
+machine (kill, abandon, extend, wait), and answers with a Reply that says what happened
+or why nothing did, in words a frontend can show as they are."""
 
 from __future__ import annotations
 
 from proctui.core.engine import Engine
-from proctui.core.machine import Phase
-from proctui.core.outcome import Who, pids_phrase, setting
+from proctui.core.life import machine as life
+from proctui.core.life.machine import Stage, Why
+from proctui.core.outcome import Who, setting
 from proctui.core.process import Managed
 from proctui.core.view import Action, Reply
 
@@ -20,91 +23,56 @@ class Commands:
         except KeyError:
             raise KeyError(f"no process named {name!r}") from None
 
-    def _ended(self, m: Managed, verb: str) -> Reply:
-        """Why ``verb`` cannot act on a process that is not running."""
-        last = m.outcomes[-1] if m.outcomes else None
-        if last is not None and last.left_running and last.left_pids:
-            return Reply(False, f"{m.name} is not watched any more ({last.kind.value}): "
-                                f"{pids_phrase(last.left_pids)} left running; proctui "
-                                f"never signals it again, so it cannot {verb} it")
-        if m.phase is Phase.BACKOFF:
-            return Reply(False, f"{m.name} is waiting to restart; nothing to {verb}")
-        if m.phase is Phase.WAITING:
-            return Reply(False, f"{m.name} has not started yet; nothing to {verb}")
-        if last is not None:
-            return Reply(False, f"{m.name} has already ended ({last.text}); nothing to "
-                                f"{verb}")
-        return Reply(False, f"{m.name} is not running; nothing to {verb}")
+    def _post(self, m: Managed, event: life.Event) -> Reply:
+        return self.e.post(m, event) or Reply(True)
 
     # -- stopping ---------------------------------------------------------------------
 
     def stop(self, m: Managed) -> Reply:
-        if m.phase is Phase.HELD:
-            m.phase = Phase.STARTING
-            m.held = ""
-            m.wake.set()  # the operator vouches for it: stop it like a proven leftover
-            self.e.changed(m)
-            return Reply(True, f"stopping {m.name}")
-        was_waiting = m.phase in (Phase.BACKOFF, Phase.WAITING, Phase.STARTING)
-        m.stop_wanted = True
-        m.wake.set()  # cancels a pending restart or start
-        if m.active and m.run is not None:
-            if m.run.state.phase.stopping:
-                return Reply(False, f"{m.name} is already stopping")
-            m.run.request_stop()
-            return Reply(True, f"stopping {m.name}")
-        if was_waiting and not m.done.is_set():
-            return Reply(True, f"{m.name} will not start")
-        return self._ended(m, "stop")
+        stopping = m.active and m.run is not None and m.run.state.phase.stopping
+        return self._post(m, life.StopCmd(stopping=stopping))
 
-    def stop_all(self, ordered: bool = True, chunk: int = 50) -> Reply:
+    def stop_all(self, ordered: bool = True, chunk: int = 50,
+                 why: Why = Why.OPERATOR) -> Reply:
         """Every stop at once, in slices: between slices the loop sees the processes
         that already ended, so a thousand stops never delay the first one's ending. With
         dependencies, in stages: a process waits for everything that depends on it to
         end first (``ordered=False``: now, regardless of order)."""
-        self.e.shutting_down = True
-        deps = self.e.deps
+        e = self.e
+        if e.shutdown_why is None:
+            e.shutdown_why = why
+            e.journal.write("shutdown", why=why.value, ordered=ordered)
+        e.shutting_down = True
+        staged = ordered and e.deps.any
         if not ordered:
-            deps.release_all()
-        todo = list(self.e.processes)
+            for m in e.processes:
+                e.post(m, life.ReleaseStop())
+        todo = list(e.processes)
 
         def next_slice() -> None:
-            self.e.lineage.update(self.e._runs)  # one walk for the slice
+            e.lineage.update(e._runs)  # one walk for the slice
             for m in todo[:chunk]:
-                if m.phase is Phase.HELD:
-                    # Not proven ours: never signalled unless the operator says so, and
-                    # no reason to wait for it either.
-                    self.act(m, Action.ABANDON)
-                elif ordered and deps.any and m.active and deps.defer(m, self.stop):
-                    m.stop_wanted = True
-                    m.wake.set()
-                    self.e.notice(m, f"stops after {', '.join(m.stops_after)} (stage "
-                                     f"{m.stage} of {m.stages})")
-                    self.e.journal.write("stage", m.name, stage=m.stage, of=m.stages,
-                                         after=list(m.stops_after))
-                else:
-                    self.stop(m)
+                after = e._dependents_of(m) if staged and m.active else ()
+                if after:
+                    m.stage, m.stages = e.deps.stage.get(m.spec.name, 0), e.deps.stages
+                e.post(m, life.Shutdown(why, after, m.stage, m.stages))
             del todo[:chunk]
             if todo:
-                self.e.loop.call_soon(next_slice)
+                e.loop.call_soon(next_slice)
 
         next_slice()
-        return Reply(True, "stopping everything" if ordered or not deps.any else
+        return Reply(True, "stopping everything" if ordered or not e.deps.any else
                      "stopping everything now, regardless of order")
 
     def act(self, m: Managed, action: Action) -> Reply:
-        if m.phase is Phase.HELD and action is Action.ABANDON:
-            m.stop_wanted = True
-            m.wake.set()
-            self.e.recovery.hold_forever(m)
-            self.e.changed(m)
-            return Reply(True, f"left {m.name} alone")
-        if action is not Action.WAIT:
-            m.stop_wanted = True
-            m.wake.set()
         run = m.run
         if not m.active or run is None:
-            return self._ended(m, action.value)
+            if action is Action.WAIT:
+                return self.e.not_running(m, action.value)
+            reply = self.e.post(m, life.GiveUpCmd())
+            return reply or self.e.not_running(m, action.value)
+        if action is not Action.WAIT:
+            self.e.post(m, life.GiveUpCmd())  # whatever ends this run, nothing restarts
         if action is Action.KILL:
             run.kill()
             return Reply(True, f"SIGKILL sent to {m.name}")
@@ -117,15 +85,19 @@ class Commands:
         return Reply(True, f"waiting for {m.name} without a deadline")
 
     def each_active(self, action: Action) -> Reply:
-        self.e.deps.forget()  # held stops: the kill or abandon below reaches them instead
-        for m in self.e.processes:
-            if m.active or (action is Action.ABANDON and m.phase is Phase.HELD):
+        e = self.e
+        for m in e.processes:
+            e.post(m, life.ReleaseStop())  # held stops: the kill or abandon reaches them
+        if action is Action.ABANDON:
+            if e.shutdown_why is None:
+                e.shutdown_why = Why.OPERATOR
+                e.journal.write("shutdown", why=Why.OPERATOR.value, abandon=True)
+            e.shutting_down = True
+        for m in e.processes:
+            if m.active or (action is Action.ABANDON and m.life.stage is Stage.HELD):
                 self.act(m, action)
             elif action is Action.ABANDON:
-                m.stop_wanted = True
-                m.wake.set()
-        if action is Action.ABANDON:
-            self.e.shutting_down = True
+                e.post(m, life.Shutdown(Why.OPERATOR))
         return Reply(True)
 
     def extend(self, m: Managed, by: float | None, who: Who = Who.OPERATOR) -> Reply:
@@ -134,7 +106,7 @@ class Commands:
         if not m.active or run is None or not run.state.phase.stopping:
             if m.active:
                 return Reply(False, f"nothing to extend: {m.name} is not stopping")
-            return self._ended(m, "extend")
+            return self.e.not_running(m, "extend")
         if not run.extend(step, who):
             return Reply(False, f"{m.name}'s deadline did not move")
         return Reply(True, f"{m.name}: deadline extended by {setting(step)}")
@@ -147,58 +119,31 @@ class Commands:
         for m in self.e.processes:
             if m.active and m.run is not None:
                 m.run.set_interactive(interactive)
-            elif m.phase is Phase.HELD and not interactive:
-                m.stop_wanted = True
-                self.e.recovery.hold_forever(m)
-                m.wake.set()
-                self.e.changed(m)
+            elif not interactive:
+                self.e.post(m, life.NobodyAnswers())
         return Reply(True)
 
     # -- starting ---------------------------------------------------------------------
 
-    def restart(self, m: Managed) -> Reply:
-        if m.record is not None:
-            return Reply(False, f"{m.name} is a leftover; it is not restarted")
-        if m.active and m.run is not None:
-            if m.run.state.phase.stopping:
-                return Reply(False, f"{m.name} is already stopping")
-            m.restart_wanted = True
-            m.stop_wanted = True
-            m.run.request_stop()
-            return Reply(True, f"restarting {m.name}")
-        if m.phase is Phase.BACKOFF:
-            m.wake.set()  # restart now instead of after the backoff
-            return Reply(True, f"restarting {m.name} now")
-        return self.start(m)
-
-    def start(self, m: Managed) -> Reply:
-        if m.record is not None:
-            return Reply(False, f"{m.name} is a leftover; it is not started again")
-        if m.active or not m.done.is_set():
-            return Reply(False, f"{m.name} is {m.view.phase.value}; start works on a process "
-                                "that has ended")
+    def _left_running(self, m: Managed) -> int | None:
         last = m.run
         if last is not None and last.outcome is not None and last.outcome.left_running \
                 and last.pgid is not None and self.e.os.group_alive(last.pgid):
-            return Reply(False, f"not started again: pid {last.pid} "
-                                f"({last.outcome.kind.value}) is still running")
-        if m.run is not None:
-            m.restarts += 1
-        m.blocked_by = None
-        self.e.shutting_down = False
-        self.e._launch(m)
-        return Reply(True, f"starting {m.name}")
+            return last.pid
+        return None
+
+    def restart(self, m: Managed) -> Reply:
+        stopping = m.active and m.run is not None and m.run.state.phase.stopping
+        return self._post(m, life.RestartCmd(stopping=stopping, ran=m.run is not None,
+                                             left_running=self._left_running(m)))
+
+    def start(self, m: Managed) -> Reply:
+        return self._post(m, life.StartCmd(left_running=self._left_running(m),
+                                           ran=m.run is not None))
 
     def adopt(self, m: Managed) -> Reply:
         """Take a held leftover as this project's own: watch it, stop it on quit."""
-        if m.phase is not Phase.HELD:
-            return Reply(False, f"{m.name} is not a held leftover; nothing to adopt")
-        m.adopted = True
-        m.held = ""
-        m.phase = Phase.STARTING
-        m.wake.set()
-        self.e.changed(m)
-        return Reply(True, f"adopted {m.name}: it is watched, and stopped on quit")
+        return self._post(m, life.AdoptCmd())
 
     def clear(self, m: Managed) -> Reply:
         m.buffer.clear()

@@ -9,18 +9,21 @@ import contextlib
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
-from proctui.config import ProcessSpec, RestartPolicy
+from proctui.config import ProcessSpec
 from proctui.core.deps import Deps
 from proctui.core.events import EventQueue
 from proctui.core.journal import Journal
+from proctui.core.life import machine as life
+from proctui.core.life.machine import Stage
 from proctui.core.lineage import Lineage
 from proctui.core.lines import Stream
 from proctui.core.logfiles import LogFile, open_logs_dir
-from proctui.core.machine import Phase
 from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import Outcome, OutcomeKind, setting
+from proctui.core.outcome import Outcome, OutcomeKind, pids_phrase, setting
 from proctui.core.pidfiles import PidFiles
 from proctui.core.process import Managed
 from proctui.core.procfs import ProcStat, ProcTable
@@ -30,10 +33,8 @@ from proctui.core.rundir import RunDir
 from proctui.core.speech import Speech
 from proctui.core.text import visible
 from proctui.core.usage import Samples, usage_of
+from proctui.core.view import Reply
 
-BACKOFF_START = 1.0
-BACKOFF_MAX = 30.0
-BACKOFF_RESET = 10.0  # a run that lived this long starts the backoff over
 HOUSEKEEPING_EVERY = 1.0
 HOUSEKEEPING_QUIET = 4.0  # seconds between walks once the tree has long stayed the same
 QUIET_WALKS = 5  # walks that find nothing new before the pace halves
@@ -44,7 +45,8 @@ class Engine:
                  run_dir: RunDir | None, interactive: bool, events: EventQueue | None,
                  leftover_defaults: ProcessSpec | None,
                  publish: Callable[[Managed], None], added: Callable[[Managed], None],
-                 poke: Callable[[], None] = lambda: None) -> None:
+                 poke: Callable[[], None] = lambda: None,
+                 stop_asked: threading.Event | None = None) -> None:
         self.specs = tuple(specs)
         self.os = os_layer
         self.run_dir = run_dir
@@ -53,12 +55,21 @@ class Engine:
         self.leftover_defaults = leftover_defaults
         self._publish = publish
         self._poke = poke
+        self.stop_asked = stop_asked or threading.Event()
         self._added = added
         self.processes: list[Managed] = []
         self.by_name: dict[str, Managed] = {}
         self.by_run: dict[int, Managed] = {}  # id(run) -> its process
         self.lineage = Lineage(os_layer, RUN_TOKEN_VAR)
         self.shutting_down = False
+        self.shutdown_why: life.Why | None = None
+        # One inbox: every event for a process's life is taken here, in order, one at
+        # a time; an effect that leads to another event queues it behind.
+        self._inbox: deque[tuple[Managed, life.Event]] = deque()
+        self._taking = False
+        # Who looks again when something changes: kept as sets, so that a thousand
+        # endings cost a thousand looks, not a million.
+        self._watching: dict[Managed, None] = {}  # waiting for deps, or for dependents
         self.want_usage = False
         self.strays_said: set[tuple[int, int]] = set()
         self.boot_id = os_layer.boot_id()
@@ -84,7 +95,7 @@ class Engine:
             except OSError as e:
                 self.notice(None, f"output logs: {run_dir.path / 'logs'}: "
                                   f"{e.strerror or e}; output is not kept on disk")
-        self.deps = Deps(self.specs, self.by_name, self._publish, self.journal.write)
+        self.deps = Deps(self.specs, self.by_name, self.look_again)
         self.speech = Speech(self)
         self.lineage.ignore = self.speech.probes
 
@@ -98,9 +109,20 @@ class Engine:
         for spec in self.specs:
             m = Managed(spec)
             m.blocked_by = next((lo for lo in leftovers if lo.pid_name == spec.name), None)
+            if m.blocked_by is not None:
+                m.life = replace(m.life, blocked=True)
             self._add(m)
+        # Leftovers stop in reverse dependency order, as a shutdown does: one whose
+        # dependents were left running too waits for them.
+        for lo in leftovers:
+            after = self._dependents_of(lo)
+            if after and lo.life.leftover is life.Leftover.PROVEN:
+                lo.life = replace(lo.life, stops_after=after)
         for m in self.processes:
-            self._launch(m)
+            if self.stop_asked.is_set():
+                self.shutting_down = True
+                m.life = replace(m.life, shutdown=True)
+            self.post(m, life.Launch())
         self._schedule_housekeeping()
 
     def _add(self, m: Managed) -> None:
@@ -111,12 +133,144 @@ class Engine:
         self.by_name[m.name] = m
         self._added(m)
 
-    def _launch(self, m: Managed) -> None:
-        m.done.clear()
-        self.unfinished.add(m.name)
-        self.all_done.clear()
-        m.stop_wanted = False
-        m.task = self.loop.create_task(self._lifecycle(m))
+    # -- the inbox, and the carrying-out of the life machine's effects ---------------------
+
+    def post(self, m: Managed, event: life.Event) -> Reply | None:
+        """Take ``event`` for ``m``; the reply when it was a command (None when it came
+        while another event was being taken: it is taken right after)."""
+        self._inbox.append((m, event))
+        if self._taking:
+            return None
+        self._taking = True
+        reply: Reply | None = None
+        first = True
+        try:
+            while self._inbox:
+                target, ev = self._inbox.popleft()
+                answer = self._take(target, ev)
+                if first:
+                    reply, first = answer, False
+        finally:
+            self._taking = False
+        return reply
+
+    def _take(self, m: Managed, event: life.Event) -> Reply | None:
+        before = m.life
+        m.life, effects = life.step(before, event)
+        if not m.life.over and m.name not in self.unfinished:
+            self.unfinished.add(m.name)
+            self.all_done.clear()
+        reply = None
+        for effect in effects:
+            try:
+                answer = self._apply(m, effect)
+            except Exception as e:  # one failing effect must not lose the rest
+                self.loop.call_exception_handler({"message": f"{m.name}: {effect}",
+                                                  "exception": e})
+                answer = None
+            if answer is not None:
+                reply = answer
+        if m.life.stage is Stage.WAITING or m.life.stops_after:
+            self._watching[m] = None
+        else:
+            self._watching.pop(m, None)
+        if m.life.stage is Stage.HELD and before.stage is not Stage.HELD:
+            self.recovery.held_notice(m)
+        if m.life.over and not before.over:
+            self._finished(m)
+        self._publish(m)
+        return reply
+
+    def _apply(self, m: Managed, effect: life.Effect) -> Reply | None:
+        if isinstance(effect, life.Spawn):
+            self._spawn(m)
+        elif isinstance(effect, life.TakeOver):
+            self.recovery.take_over(m, effect.stop)
+        elif isinstance(effect, life.RequestStop):
+            if m.active and m.run is not None:
+                m.run.request_stop()
+        elif isinstance(effect, life.LookAtDeps):
+            waiting, failed = self.deps.look(m)
+            self._inbox.append((m, life.DepsLooked(waiting, failed)))
+        elif isinstance(effect, life.ArmBackoff):
+            self._arm_backoff(m, effect.delay)
+        elif isinstance(effect, life.CancelBackoff):
+            if m.backoff_timer is not None:
+                m.backoff_timer.cancel()
+            m.backoff_timer = m.restart_at = None
+        elif isinstance(effect, life.Say):
+            self.notice(m, effect.text)
+        elif isinstance(effect, life.Record):
+            self.journal.write(effect.kind, m.name, **dict(effect.data))
+        elif isinstance(effect, life.HoldForever):
+            self.recovery.hold_forever(m)
+        elif isinstance(effect, life.Answer):
+            return Reply(effect.ok, effect.text)
+        elif isinstance(effect, life.AnswerEnded):
+            return self.not_running(m, effect.verb)
+        return None
+
+    def _arm_backoff(self, m: Managed, delay: float) -> None:
+        m.restart_at = time.monotonic() + delay
+        self.notice(m, f"restarting in {setting(delay)} (restart = {m.spec.restart.value})")
+
+        def over() -> None:
+            m.backoff_timer = None
+            m.restart_at = None
+            self.post(m, life.BackoffOver())
+
+        m.backoff_timer = self.loop.call_later(delay, over)
+
+    def _finished(self, m: Managed) -> None:
+        m.restart_at = None
+        self.unfinished.discard(m.name)
+        if not self.unfinished:
+            self.all_done.set()
+            if self.events is not None:
+                self.events.wake()
+        if m.leftover:
+            for other in self.processes:
+                if other.blocked_by is m:
+                    other.blocked_by = None
+                    last = m.outcomes[-1] if m.outcomes else None
+                    pid = last.pid if last is not None and last.left_running else None
+                    self._inbox.append((other, life.BlockerEnded(pid)))
+        self.look_again()
+
+    def look_again(self) -> None:
+        """Something others may wait for changed (a start, a readiness, an ending): every
+        process waiting for its dependencies, or for its dependents to stop, looks again."""
+        for m in list(self._watching):
+            if m.life.stage is Stage.WAITING:
+                waiting, failed = self.deps.look(m)
+                self.post(m, life.DepsLooked(waiting, failed))
+            elif m.life.stops_after:
+                self.post(m, life.DependentsLeft(self._dependents_of(m)))
+
+    def _dependents_of(self, m: Managed) -> tuple[str, ...]:
+        """Who must end before ``m`` stops: its live dependents (for a leftover, the
+        leftovers of its dependents)."""
+        if not m.leftover:
+            return self.deps.live_dependents(m)
+        names = self.deps.dependents.get(m.pid_name, [])
+        return tuple(lo.name for lo in self.processes
+                     if lo.leftover and lo.pid_name in names and not lo.over)
+
+    def not_running(self, m: Managed, verb: str) -> Reply:
+        """Why ``verb`` cannot act on a process that is not running."""
+        last = m.outcomes[-1] if m.outcomes else None
+        if last is not None and last.left_running and last.left_pids:
+            return Reply(False, f"{m.name} is not watched any more ({last.kind.value}): "
+                                f"{pids_phrase(last.left_pids)} left running; proctui "
+                                f"never signals it again, so it cannot {verb} it")
+        if m.life.stage is Stage.BACKOFF:
+            return Reply(False, f"{m.name} is waiting to restart; nothing to {verb}")
+        if m.life.stage is Stage.WAITING:
+            return Reply(False, f"{m.name} has not started yet; nothing to {verb}")
+        if last is not None:
+            return Reply(False, f"{m.name} has already ended ({last.text}); nothing to "
+                                f"{verb}")
+        return Reply(False, f"{m.name} is not running; nothing to {verb}")
 
     def changed(self, who: Run | Managed) -> None:
         """Publish a fresh snapshot of the process (a run reports every transition)."""
@@ -159,17 +313,14 @@ class Engine:
                            pid=run.pid)
         self.speech.ended(m)
         self.pid_files.ended(m, run, outcome)
-        # What comes next is decided now, so that no snapshot shows "ended" for a
-        # process about to restart.
-        if m.restart_wanted and not outcome.left_running:
-            m.phase = Phase.STARTING
-        elif m.record is None and self._should_restart(m, outcome):
-            m.phase = Phase.BACKOFF
-        else:
-            m.phase = Phase.ENDED
         m.paused = False
         self._cpu.pop(run.token, None)
-        m.run_ended.set()
+        # What comes next is decided now, so that no snapshot shows "ended" for a
+        # process about to restart.
+        self.post(m, life.RunEnded(
+            restartable=outcome.kind in (OutcomeKind.EXITED, OutcomeKind.WATCHDOG),
+            clean=outcome.clean, left_running=outcome.left_running,
+            lived=(run.ended_at or 0) - (run.started_at or 0)))
 
     def check_soon(self, run: Run) -> None:
         self._to_check.append(run)
@@ -192,80 +343,6 @@ class Engine:
         if m is not None:
             self.pid_files.members_changed(m, run)
 
-    # -- a process's life ---------------------------------------------------------------
-
-    async def _lifecycle(self, m: Managed) -> None:
-        try:
-            if m.record is not None:
-                await self.recovery.life(m)
-                return
-            if m.blocked_by is not None and not await self.recovery.wait_for(m):
-                return
-            if m.spec.depends_on:
-                why = await self.deps.wait(m, lambda: m.stop_wanted or self.shutting_down)
-                if why is not None:
-                    self.notice(m, why)
-                    return
-            backoff = BACKOFF_START
-            first = True
-            while True:
-                if m.stop_wanted or self.shutting_down:
-                    if first:
-                        self.notice(m, "not started: everything is stopping"
-                                    if self.shutting_down else "not started: stop requested")
-                    break
-                first = False
-                run = self._spawn(m)
-                await m.run_ended.wait()
-                outcome = run.outcome
-                assert outcome is not None
-                if m.restart_wanted and not outcome.left_running:
-                    m.restart_wanted = m.stop_wanted = False
-                    m.restarts += 1
-                    backoff = BACKOFF_START
-                    continue
-                if not self._should_restart(m, outcome):
-                    break
-                if (run.ended_at or 0) - (run.started_at or 0) >= BACKOFF_RESET:
-                    backoff = BACKOFF_START
-                m.phase = Phase.BACKOFF
-                m.restart_at = time.monotonic() + backoff
-                self.notice(m, f"restarting in {setting(backoff)} (restart = "
-                               f"{m.spec.restart.value})")
-                self._publish(m)
-                m.wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(m.wake.wait(), backoff)
-                m.restart_at = None
-                if m.stop_wanted or self.shutting_down:
-                    self.notice(m, "restart cancelled: stop requested")
-                    break
-                backoff = min(backoff * 2, BACKOFF_MAX)
-                m.restarts += 1
-        finally:
-            # The bookkeeping that says "this one is over" comes first: nothing after it
-            # may keep proctui from knowing that everything has ended.
-            m.restart_wanted = False
-            m.restart_at = None
-            if m.phase is not Phase.HELD:
-                m.phase = Phase.ENDED
-            m.done.set()
-            self.unfinished.discard(m.name)
-            if not self.unfinished:
-                self.all_done.set()
-                if self.events is not None:
-                    self.events.wake()
-            self._publish(m)
-            self.deps.poke()
-
-    def _should_restart(self, m: Managed, outcome: Outcome) -> bool:
-        if m.stop_wanted or outcome.kind not in (OutcomeKind.EXITED, OutcomeKind.WATCHDOG):
-            return False
-        policy = m.spec.restart
-        if policy is RestartPolicy.ALWAYS:
-            return True
-        return policy is RestartPolicy.ON_FAILURE and not outcome.clean
-
     def _runs(self) -> list[Run]:
         return [m.run for m in self.processes if m.run is not None]
 
@@ -275,14 +352,19 @@ class Engine:
         old, m.run = m.run, run
         if old is not None:
             self.by_run.pop(id(old), None)
-        m.run_ended.clear()
-        m.phase = Phase.RUNNING
         if run.spawn(self.speech.child_env(m)):
             self.tree_changed()
-            self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}")
-            self.pid_files.spawned(m, run)
-            self.speech.spawned(m, run)
-            self.deps.poke()
+            # Each of these is kept apart: whatever one of them raises, the run is
+            # watched, stopped and reported like any other (never orphaned).
+            for step in (lambda: self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}"),
+                         lambda: self.pid_files.spawned(m, run),
+                         lambda: self.speech.spawned(m, run)):
+                try:
+                    step()
+                except Exception as e:
+                    self.loop.call_exception_handler({"message": f"{m.name}: after spawn",
+                                                      "exception": e})
+            self.look_again()
         self._publish(m)
         return run
 
@@ -390,7 +472,7 @@ class Engine:
                     os.close(out)
                 if drainer is not None:
                     self.lineage.ignore.add(drainer)
-            if m.task is not None:
-                m.task.cancel()
+            if m.backoff_timer is not None:
+                m.backoff_timer.cancel()
             if run is not None:
                 run.cancel()

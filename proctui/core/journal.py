@@ -50,7 +50,7 @@ class Journal:
             line = json.dumps({"t": entry["t"], "wall": entry["wall"],
                                "kind": "journal-full"}) + "\n"
         try:
-            self.size += os.write(self.fd, line.encode())
+            self.size += os.write(self.fd, line.encode(errors="backslashreplace"))
         except OSError:
             self.fd = None
 

@@ -4,11 +4,11 @@ that frontends read."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from proctui.config import ProcessSpec
 from proctui.core.leftovers import Verdict
+from proctui.core.life.machine import Life, Stage
 from proctui.core.lines import OutputBuffer
 from proctui.core.logfiles import LogFile
 from proctui.core.machine import DeadlineAction, Phase
@@ -29,34 +29,52 @@ class Managed:
         self.buffer = OutputBuffer(spec.scrollback)
         self.run: Run | None = None
         self.outcomes: list[Outcome] = []
-        self.restarts = 0
-        self.phase = Phase.STARTING  # when no run is live
+        # Its life outside a live run: written only by the engine's carrying-out of
+        # the life machine's steps.
+        self.life = Life(self.name, spec.restart, has_deps=bool(spec.depends_on))
         self.restart_at: float | None = None
-        self.stop_wanted = False
-        self.restart_wanted = False
+        self.backoff_timer: asyncio.TimerHandle | None = None
         self.record: PidRecord | None = None  # a leftover's PID file
         self.verdict: Verdict | None = None
         self.held = ""  # why a leftover is held for the operator
-        self.adopted = False
         self.blocked_by: Managed | None = None
-        self.task: asyncio.Task[None] | None = None
-        self.wake = asyncio.Event()
-        self.done = asyncio.Event()
-        self.run_ended = asyncio.Event()
         self.pid_members: tuple[tuple[int, int, int], ...] = ()  # as last written
         self.pid_cmdline: list[str] = []  # as last written
         self.usage: Usage | None = None
         self.paused = False
         self.status = ""
         self.ready_at: float | None = None
-        self.waiting_for: tuple[str, ...] = ()
-        self.stops_after: tuple[str, ...] = ()
         self.stage = 0
         self.stages = 0
         self.checks: Checks | None = None  # readiness and watchdog of the current run
-        self.stop_deferred: Callable[[Managed], object] | None = None
         self.log: LogFile | None = None  # its output on disk (none for a leftover)
         self.view = self.build_view(0)
+
+    @property
+    def phase(self) -> Phase:
+        """Where it is when no run is live (a live run's phase is its stop machine's)."""
+        return _PHASES[self.life.stage]
+
+    @property
+    def over(self) -> bool:
+        """Nothing runs, stops or waits to (re)start."""
+        return self.life.over
+
+    @property
+    def stop_wanted(self) -> bool:
+        return self.life.stop_wanted
+
+    @property
+    def waiting_for(self) -> tuple[str, ...]:
+        return self.life.waiting_for
+
+    @property
+    def stops_after(self) -> tuple[str, ...]:
+        return self.life.stops_after
+
+    @property
+    def restarts(self) -> int:
+        return self.life.restarts
 
     @property
     def leftover(self) -> bool:
@@ -112,3 +130,9 @@ class Managed:
 
     def _last(self) -> Outcome | None:
         return self.outcomes[-1] if self.outcomes else None
+
+
+_PHASES = {Stage.NEW: Phase.STARTING, Stage.BLOCKED: Phase.STARTING,
+           Stage.WAITING: Phase.WAITING,
+           Stage.RUNNING: Phase.RUNNING, Stage.BACKOFF: Phase.BACKOFF, Stage.HELD: Phase.HELD,
+           Stage.ENDED: Phase.ENDED}

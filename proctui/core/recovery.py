@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from proctui.config import ProcessSpec
 from proctui.core.leftovers import Proof, judge
-from proctui.core.machine import Phase
+from proctui.core.life.machine import Leftover, Life
 from proctui.core.outcome import EndKind, RunRecord, describe
 from proctui.core.process import Managed
 from proctui.core.run import Run
@@ -61,49 +61,45 @@ class Recovery:
             m = Managed(replace(spec, name=record.name, cmd=" ".join(record.cmdline)), name)
             m.pid_name = record.name
             m.record, m.verdict = record, verdict
-            if verdict.proof is Proof.DOUBT:
+            if verdict.pgid is None and not verdict.escapees:
+                kind = Leftover.UNPROVABLE
+            elif verdict.proof is Proof.DOUBT:
+                kind = Leftover.DOUBT
                 m.held = verdict.why
-                m.phase = Phase.HELD
+            else:
+                kind = Leftover.PROVEN
+            m.life = Life(name, has_deps=False, leftover=kind, stop_wanted=True,
+                          interactive=self.e.interactive)
             found.append(m)
         return found
 
-    async def life(self, m: Managed) -> None:
+    def held_notice(self, m: Managed) -> None:
+        record = m.record
+        assert record is not None
+        self.e.notice(m, f"leftover from an earlier run (pid {record.pid}, started "
+                         f"{_when(record.started_at)}) held: {m.held}. It is not signalled; "
+                         "stop, abandon or adopt it yourself")
+
+    def take_over(self, m: Managed, stop: bool) -> None:
+        """Watch a leftover proven ours as a run (and stop it, unless adopted)."""
         record, verdict = m.record, m.verdict
         assert record is not None and verdict is not None
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at)) \
-            if record.started_at > 0 else "at an unknown time"
-        if verdict.proof is Proof.DOUBT:
-            self.e.changed(m)
-            self.e.notice(m, f"leftover from an earlier run (pid {record.pid}, started {when}) "
-                           f"held: {verdict.why}. It is not signalled; stop, abandon or "
-                           "adopt it yourself")
-            if not self.e.interactive:
-                self.hold_forever(m)
-                return
-            m.wake.clear()
-            await m.wake.wait()
-            if m.phase is not Phase.STARTING:  # left alone, or nobody can decide any more
-                return
-        if verdict.pgid is None and not verdict.escapees:
-            self.e.notice(m, "no group of it could be proven, so there is nothing proctui "
-                           "can signal; stop it yourself")
-            self.hold_forever(m)
-            return
+        m.held = ""
         run = Run(m.spec, m.name, self.e, m.buffer, self.e.interactive)
         self.e.by_run[id(run)] = m
         m.run = run
-        m.run_ended.clear()
         run.adopt(record.pid, verdict.pgid, verdict.start_ticks or record.start_ticks,
                   list(verdict.escapees))
         if verdict.note:
             self.e.notice(m, verdict.note)
-        m.phase = Phase.RUNNING
-        self.e.changed(m)
-        if not m.adopted:
+        if m.stops_after and not stop:
             self.e.notice(m, f"leftover from an earlier run (pid {record.pid}, started "
-                           f"{when}): stopping it")
+                             f"{_when(record.started_at)}): stops after "
+                             f"{', '.join(m.stops_after)}, which depend on it")
+        elif stop:
+            self.e.notice(m, f"leftover from an earlier run (pid {record.pid}, started "
+                             f"{_when(record.started_at)}): stopping it")
             run.request_stop()
-        await m.run_ended.wait()
 
     def hold_forever(self, m: Managed) -> None:
         """Nobody can decide about a doubtful leftover: leave it, say so, keep its file."""
@@ -113,22 +109,9 @@ class Recovery:
         outcome = describe(record)
         m.outcomes.append(outcome)
         self.e.notice(m, outcome.text)
-        m.phase = Phase.ENDED
         m.held = ""
 
-    async def wait_for(self, m: Managed) -> bool:
-        """A process waits for its own leftover to be gone, so there is never a second
-        copy. False when it must not start at all."""
-        leftover = m.blocked_by
-        assert leftover is not None
-        m.phase = Phase.STARTING
-        self.e.changed(m)
-        await leftover.done.wait()
-        outcome = leftover.outcomes[-1] if leftover.outcomes else None
-        if m.stop_wanted:
-            return False
-        if outcome is not None and outcome.left_running:
-            pid = outcome.pid
-            self.e.notice(m, f"not started: its leftover (pid {pid}) is still running")
-            return False
-        return True
+
+def _when(started_at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_at)) \
+        if started_at > 0 else "at an unknown time"

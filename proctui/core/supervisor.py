@@ -26,8 +26,8 @@ from proctui.core.commands import Commands
 from proctui.core.doorbell import Doorbell
 from proctui.core.engine import Engine
 from proctui.core.events import EventQueue
+from proctui.core.life.machine import Why
 from proctui.core.lines import OutputBuffer
-from proctui.core.machine import Phase
 from proctui.core.outcome import Outcome, Who
 from proctui.core.process import Managed
 from proctui.core.rundir import RunDir
@@ -68,6 +68,9 @@ class Supervisor:
         self._started = threading.Event()  # start-up (leftovers, first spawns) done
         self._closing: asyncio.Event | None = None
         self._shutdown_requested = False
+        # Set from any thread (a signal handler too) before the core may have started:
+        # the engine reads it before each launch at start-up, so nothing starts.
+        self._stop_asked = threading.Event()
         self._bell = Doorbell()
         self._usage_wanted = 0
 
@@ -104,10 +107,10 @@ class Supervisor:
         engine = Engine(self.specs, os_layer=self.os, run_dir=self.run_dir,
                         interactive=self.interactive, events=self.events,
                         leftover_defaults=self.leftover_defaults,
-                        publish=self._publish, added=self._added, poke=self._bell.ring)
+                        publish=self._publish, added=self._added, poke=self._bell.ring,
+                        stop_asked=self._stop_asked)
         self._engine = engine
         self._commands = Commands(engine)
-        engine.shutting_down = self._shutdown_requested
         try:
             engine.startup()
         finally:
@@ -142,7 +145,7 @@ class Supervisor:
                 engine.notice(None, f"internal error: {text}; stopping everything")
                 with contextlib.suppress(Exception):
                     commands.set_interactive(False)
-                    commands.stop_all()
+                    commands.stop_all(why=Why.INTERNAL_ERROR)
 
     def _crash_log(self, error: BaseException) -> None:
         if self.run_dir is None or self.run_dir.fd is None:
@@ -239,14 +242,15 @@ class Supervisor:
     def stop(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._on(name, Commands.stop)
 
-    def stop_all(self, ordered: bool = True) -> concurrent.futures.Future[Reply]:
+    def stop_all(self, ordered: bool = True,
+                 why: Why = Why.OPERATOR) -> concurrent.futures.Future[Reply]:
         """Start every stop sequence; they run in parallel, in stages where processes
-        depend on others (``ordered=False``: all now). Safe from a signal handler, and
-        before start-up has finished: nothing not yet started starts."""
+        depend on others (``ordered=False``: all now). ``why`` is journaled. Safe from a
+        signal handler, and before start-up has finished: nothing not yet started
+        starts."""
         self._shutdown_requested = True
-        if self._engine is not None:
-            self._engine.shutting_down = True
-        return self._submit(lambda: self._cmds.stop_all(ordered))
+        self._stop_asked.set()
+        return self._submit(lambda: self._cmds.stop_all(ordered, why=why))
 
     def kill(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._on(name, lambda c, m: c.act(m, Action.KILL))
@@ -260,6 +264,7 @@ class Supervisor:
 
     def abandon_all(self) -> concurrent.futures.Future[Reply]:
         self._shutdown_requested = True
+        self._stop_asked.set()
         return self._submit(lambda: self._cmds.each_active(Action.ABANDON))
 
     def wait_without_deadline(self, name: str) -> concurrent.futures.Future[Reply]:
@@ -346,8 +351,7 @@ class Supervisor:
         # After an internal error a lifecycle may never finish its bookkeeping: then it
         # is over when no run is live and nothing waits to start.
         return self.crash is not None and not any(
-            m.active or (not m.done.is_set() and m.phase is not Phase.ENDED)
-            for m in self._managed)
+            m.active or not m.over for m in self._managed)
 
     def outcomes(self) -> list[tuple[str, Outcome]]:
         """Every run's outcome so far, in order, named."""

@@ -439,10 +439,38 @@ def scenario_scale(runs: int, work: Path) -> Result:
     return r
 
 
+def scenario_thousands(runs: int, work: Path) -> Result:
+    """The 2,000-process stop: how long it takes and how late the words are for processes
+    that died at once (tests/test_hangs.py only holds it to bounds a busy CI meets)."""
+    r = Result("10. 2,000 processes (exec sleep), SIGINT, stop_timeout 5 (headless)")
+    tooks, worsts = [], []
+    for i in range(runs):
+        run = work / f"k{i}"
+        procfile = work / f"Procfile{i}"
+        procfile.write_text("".join(f"p{n}: exec sleep 600\n" for n in range(2000)))
+        proc = subprocess.Popen([*PROCTUI, "run", "--headless", "--run-dir", str(run), "-f",
+                                 str(procfile), "--stop-timeout", "5", "--kill-timeout", "2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
+        deadline = time.monotonic() + 120
+        while len(list(run.glob("*.pid"))) < 2000 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = time.perf_counter()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+        tooks.append(time.perf_counter() - started)
+        times = [float(x) for x in re.findall(r"stopped after (\d+\.\d)s: terminated by "
+                                              r"SIGTERM", out.split("summary:")[-1])]
+        worsts.append(max(times, default=float("nan")))
+    r.add("SIGINT to exit, median", fmt(median(tooks)))
+    r.add("worst 'stopped after' said of a process that died at once", fmt(max(worsts), digits=1))
+    return r
+
+
 SCENARIOS: dict[int, Callable[[int, Path], Result]] = {
     1: scenario_headless_flood, 2: scenario_console_flood, 3: scenario_memory,
     4: scenario_responsiveness, 5: scenario_deadline, 6: scenario_idle,
-    7: scenario_startup, 8: scenario_scale, 9: scenario_traffic,
+    7: scenario_startup, 8: scenario_scale, 9: scenario_traffic, 10: scenario_thousands,
 }
 
 

@@ -1,0 +1,238 @@
+"""The life machine, in milliseconds: events in, effects out, no process, no clock. Every
+event in every stage is handled, and the decisions the issue found scattered (restart,
+backoff, a start during a shutdown, staged stops, leftovers) are each pinned here."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from proctui.config.spec import RestartPolicy
+from proctui.core.life import machine as life
+from proctui.core.life.machine import (
+    Answer,
+    ArmBackoff,
+    CancelBackoff,
+    Finished,
+    Leftover,
+    Life,
+    RequestStop,
+    Say,
+    Spawn,
+    Stage,
+    TakeOver,
+)
+
+
+def run(state: Life, *events: life.Event) -> tuple[Life, list[life.Effect]]:
+    effects: list[life.Effect] = []
+    for event in events:
+        state, got = life.step(state, event)
+        effects.extend(got)
+    return state, effects
+
+
+def running(**kw: object) -> Life:
+    state, _ = life.step(Life("web", **kw), life.Launch())  # type: ignore[arg-type]
+    assert state.stage is Stage.RUNNING
+    return state
+
+
+def answers(effects: list[life.Effect]) -> list[Answer]:
+    return [e for e in effects if isinstance(e, Answer)]
+
+
+def ended(restartable: bool = True, clean: bool = False, left: bool = False,
+          lived: float = 1.0) -> life.RunEnded:
+    return life.RunEnded(restartable, clean, left, lived)
+
+
+# -- a start during a shutdown --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [life.StartCmd(), life.RestartCmd()])
+def test_a_start_or_restart_during_a_shutdown_is_refused_with_words(command):
+    state, _ = run(running(), life.Shutdown())
+    state, effects = run(state, command)
+    (answer,) = answers(effects)
+    assert not answer.ok and "everything is stopping" in answer.text
+    assert not any(isinstance(e, Spawn) for e in effects)
+    # The run's end closes its life: nothing restarts, the shutdown can finish.
+    state, effects = run(state, ended())
+    assert state.over and Finished() in effects
+
+
+def test_a_restart_asked_before_the_shutdown_does_not_outlive_it():
+    state, effects = run(running(), life.RestartCmd())
+    assert RequestStop() in effects and state.restart_wanted
+    state, _ = run(state, life.Shutdown())
+    state, effects = run(state, ended(restartable=False))
+    assert state.over and not any(isinstance(e, Spawn) for e in effects)
+
+
+def test_a_shutdown_asked_before_launch_starts_nothing():
+    state, effects = run(Life("web", shutdown=True), life.Launch())
+    assert state.over and Say("not started: everything is stopping") in effects
+
+
+# -- restart and backoff --------------------------------------------------------------------
+
+def test_backoff_doubles_to_its_cap_and_resets_after_a_long_run():
+    state = running(policy=RestartPolicy.ALWAYS)
+    delays = []
+    for _ in range(7):
+        state, effects = run(state, ended(lived=0.5))
+        (arm,) = [e for e in effects if isinstance(e, ArmBackoff)]
+        delays.append(arm.delay)
+        state, effects = run(state, life.BackoffOver())
+        assert Spawn() in effects
+    assert delays == [1, 2, 4, 8, 16, 30, 30]
+    state, effects = run(state, ended(lived=60))
+    assert [e.delay for e in effects if isinstance(e, ArmBackoff)] == [1]
+    assert state.restarts == 7
+
+
+@pytest.mark.parametrize(("policy", "clean", "restarts"), [
+    (RestartPolicy.NO, False, False), (RestartPolicy.ON_FAILURE, True, False),
+    (RestartPolicy.ON_FAILURE, False, True), (RestartPolicy.ALWAYS, True, True)])
+def test_restart_policies(policy, clean, restarts):
+    state, _effects = run(running(policy=policy), ended(clean=clean))
+    assert (state.stage is Stage.BACKOFF) is restarts
+    assert state.over is not restarts
+
+
+def test_a_stop_in_backoff_cancels_the_restart():
+    state, _ = run(running(policy=RestartPolicy.ALWAYS), ended())
+    state, effects = run(state, life.StopCmd())
+    assert state.over and CancelBackoff() in effects
+    assert Answer(True, "web will not start") in effects
+
+
+def test_nothing_that_was_killed_or_stopped_restarts():
+    state, _ = run(running(policy=RestartPolicy.ALWAYS), life.StopCmd())
+    state, _effects = run(state, ended(restartable=False))
+    assert state.over
+    state, _ = run(running(policy=RestartPolicy.ALWAYS), life.GiveUpCmd())
+    state, _ = run(state, ended(restartable=True))
+    assert state.over
+
+
+def test_a_restart_of_a_running_process_starts_it_again_once_it_ended():
+    state, effects = run(running(), life.RestartCmd())
+    assert RequestStop() in effects
+    state, effects = run(state, ended(restartable=False))
+    assert Spawn() in effects and state.restarts == 1 and not state.stop_wanted
+
+
+def test_start_after_the_end_and_not_before():
+    state, effects = run(running(), life.StartCmd())
+    assert not answers(effects)[0].ok
+    state, _ = run(state, ended(restartable=False))
+    state, effects = run(state, life.StartCmd(left_running=4121))
+    assert "pid 4121 is still running" in answers(effects)[0].text
+    state, effects = run(state, life.StartCmd())
+    assert Spawn() in effects and answers(effects)[0].ok and state.restarts == 1
+
+
+# -- dependencies and stages ----------------------------------------------------------------
+
+def test_waiting_for_dependencies_then_starting_or_never():
+    state, effects = run(Life("web", has_deps=True), life.Launch())
+    assert state.stage is Stage.WAITING and life.LookAtDeps() in effects
+    state, effects = run(state, life.DepsLooked(("db",)))
+    assert state.waiting_for == ("db",) and not any(isinstance(e, Spawn) for e in effects)
+    state2, effects = run(state, life.DepsLooked(()))
+    assert state2.stage is Stage.RUNNING and Spawn() in effects
+    state3, effects = run(state, life.DepsLooked((), ("db is not ready",)))
+    assert state3.over and Say("not started: db is not ready (it ended)") in effects
+
+
+def test_a_staged_stop_waits_for_its_dependents_then_stops():
+    state, effects = run(running(), life.Shutdown(after=("web",), stage=2, stages=2))
+    assert RequestStop() not in effects and state.stops_after == ("web",)
+    state, effects = run(state, life.DependentsLeft(("web",)))
+    assert RequestStop() not in effects
+    state, effects = run(state, life.DependentsLeft(()))
+    assert RequestStop() in effects and not state.stops_after
+    state, effects = run(running(), life.Shutdown(after=("web",)), life.ReleaseStop())
+    assert RequestStop() in effects
+
+
+# -- leftovers ------------------------------------------------------------------------------
+
+def test_a_proven_leftover_waits_for_its_dependents_leftovers_before_its_stop():
+    state, effects = run(Life("db (leftover)", leftover=Leftover.PROVEN, stop_wanted=True,
+                              stops_after=("web (leftover)",)), life.Launch())
+    assert effects == [TakeOver(stop=False)]
+    state, effects = run(state, life.Shutdown())
+    assert RequestStop() not in effects
+    state, effects = run(state, life.DependentsLeft(()))
+    assert RequestStop() in effects
+    state, effects = run(state, ended())
+    assert state.over  # a leftover never restarts
+
+
+def test_a_doubtful_leftover_is_held_until_the_operator_says():
+    held, _ = run(Life("x", leftover=Leftover.DOUBT, stop_wanted=True), life.Launch())
+    assert held.stage is Stage.HELD
+    state, effects = run(held, life.StopCmd())
+    assert TakeOver(stop=True) in effects
+    state, effects = run(held, life.AdoptCmd())
+    assert TakeOver(stop=False) in effects and not state.stop_wanted
+    state, effects = run(held, life.NobodyAnswers())
+    assert state.over and life.HoldForever() in effects
+    state, effects = run(Life("x", leftover=Leftover.DOUBT, interactive=False), life.Launch())
+    assert state.over and life.HoldForever() in effects
+
+
+def test_a_successor_waits_for_its_leftover_and_never_doubles_it():
+    state, _ = run(Life("db", blocked=True), life.Launch())
+    assert state.stage is Stage.BLOCKED
+    state2, effects = run(state, life.BlockerEnded(4121))
+    assert state2.over and Say("not started: its leftover (pid 4121) is still running") in \
+        effects
+    _state3, effects = run(state, life.BlockerEnded())
+    assert Spawn() in effects
+    # The leftover ended before its successor was launched: the successor remembers.
+    state4, _ = run(Life("db", blocked=True), life.BlockerEnded(4121), life.Launch())
+    assert state4.over
+
+
+# -- the whole product ----------------------------------------------------------------------
+
+EVENTS: list[life.Event] = [
+    life.Launch(), life.DepsLooked(()), life.DepsLooked(("a",)), life.DepsLooked((), ("a",)),
+    life.BlockerEnded(), life.BlockerEnded(7), ended(), ended(clean=True),
+    ended(left=True), life.BackoffOver(), life.StopCmd(), life.StopCmd(stopping=True),
+    life.RestartCmd(), life.StartCmd(), life.GiveUpCmd(), life.AdoptCmd(), life.Shutdown(),
+    life.Shutdown(after=("b",)), life.DependentsLeft(()), life.DependentsLeft(("b",)),
+    life.ReleaseStop(), life.NobodyAnswers(),
+]
+
+
+def _states() -> list[Life]:
+    out = []
+    for stage, leftover, shutdown, policy in itertools.product(
+            Stage, Leftover, (False, True), (RestartPolicy.NO, RestartPolicy.ALWAYS)):
+        out.append(Life("p", policy=policy, leftover=leftover, stage=stage, shutdown=shutdown,
+                        has_deps=True))
+    return out
+
+
+def test_every_event_in_every_stage_is_handled_and_a_shutdown_always_ends_a_life():
+    for state in _states():
+        assert state.stage in Stage
+        for event in EVENTS:
+            after, effects = life.step(state, event)
+            assert isinstance(after, Life)
+            # Once everything is stopping, nothing is ever spawned again.
+            if state.shutdown:
+                assert Spawn() not in effects, (state, event)
+            # A command always gets an answer.
+            if isinstance(event, (life.StartCmd, life.RestartCmd, life.AdoptCmd,
+                                  life.StopCmd)):
+                assert any(isinstance(e, (Answer, life.AnswerEnded)) for e in effects), \
+                    (state, event)
+        # From any stage, a shutdown and the run's end leave nothing to wait for.
+        after, _ = run(state, life.Shutdown(), life.ReleaseStop(), ended(), ended())
+        assert after.over, (state, after)
