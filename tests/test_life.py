@@ -5,6 +5,7 @@ backoff, a start during a shutdown, staged stops, leftovers) are each pinned her
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -236,3 +237,56 @@ def test_every_event_in_every_stage_is_handled_and_a_shutdown_always_ends_a_life
         # From any stage, a shutdown and the run's end leave nothing to wait for.
         after, _ = run(state, life.Shutdown(), life.ReleaseStop(), ended(), ended())
         assert after.over, (state, after)
+
+
+# -- the emergency stop: the same stop machine, without the loop ----------------------------
+
+class _FakeOS:
+    """Groups that die on the signals listed for them (the OS cannot be made to crash the
+    core's loop on demand; the decisions are what is tested)."""
+
+    def __init__(self, dies_on: dict[int, int | None]) -> None:
+        self.dies_on = dies_on
+        self.alive = set(dies_on)
+        self.sent: list[tuple[float, int, int]] = []
+        self.now = 100.0
+
+    def signal_group(self, pgid: int, sig: int) -> None:
+        self.sent.append((self.now, pgid, sig))
+        if self.dies_on[pgid] == sig or (sig == 9 and self.dies_on[pgid] is not None):
+            self.alive.discard(pgid)
+
+    def group_alive(self, pgid: int) -> bool:
+        return pgid in self.alive
+
+
+def test_the_emergency_stop_follows_the_stop_machine_and_is_bounded():
+    from pathlib import Path
+
+    from proctui.config import ProcessSpec
+    from proctui.config.spec import OnTimeout
+    from proctui.core.emergency import emergency_stop
+
+    def spec(name: str, **kw: object) -> ProcessSpec:
+        return replace(ProcessSpec(name=name, argv=("x",), cmd="x", cwd=Path("/")),
+                       **kw)  # type: ignore[arg-type]
+
+    os_layer = _FakeOS({10: 15, 20: 9, 30: None})
+    clock = lambda: os_layer.now  # noqa: E731
+
+    def sleep(dt: float) -> None:
+        os_layer.now += dt
+
+    said = emergency_stop([(10, spec("polite", stop_timeout=3.0)),
+                           (20, spec("stubborn", stop_timeout=2.0,
+                                     on_timeout=OnTimeout.ASK)),
+                           (30, spec("unkillable", stop_timeout=1.0, kill_timeout=1.0))],
+                          os_layer, clock, sleep)  # type: ignore[arg-type]
+    sent = [(round(t - 100.0, 1), pgid, sig) for t, pgid, sig in os_layer.sent]
+    assert (0.0, 10, 15) in sent and (0.0, 20, 15) in sent and (0.0, 30, 15) in sent
+    assert not any(pgid == 10 and sig == 9 for _, pgid, sig in sent)  # it stopped in time
+    # "ask" with nobody to answer is the kill, at its deadline, not before.
+    assert [t for t, pgid, sig in sent if pgid == 20 and sig == 9] == [2.0]
+    assert [t for t, pgid, sig in sent if pgid == 30 and sig == 9] == [1.0]
+    assert os_layer.now - 100.0 < 3.0  # gave up on the unkillable one after kill_timeout
+    assert any("unkillable" in line or "30" in line for line in said)

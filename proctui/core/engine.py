@@ -54,6 +54,7 @@ class Engine:
         self.events = events
         self.leftover_defaults = leftover_defaults
         self._publish = publish
+        self.republish: Callable[[], None] = lambda: None  # what is not one process's
         self._poke = poke
         self.stop_asked = stop_asked or threading.Event()
         self._added = added
@@ -435,6 +436,7 @@ class Engine:
             if key in self.strays_said:
                 continue
             self.strays_said.add(key)
+            self.republish()
             self.notice(None, f"pid {stray.pid} ({stray.cmdline[:60]}) was left behind by "
                               "one of these processes (it left its group and cleared its "
                               "environment, so proctui cannot tell which); it is not "

@@ -12,13 +12,13 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import TypeVar
 
 from proctui.config import ProcessSpec
@@ -28,9 +28,11 @@ from proctui.core.engine import Engine
 from proctui.core.events import EventQueue
 from proctui.core.life.machine import Why
 from proctui.core.lines import OutputBuffer
+from proctui.core.machine import Phase
 from proctui.core.outcome import Outcome, Who
 from proctui.core.process import Managed
 from proctui.core.rundir import RunDir
+from proctui.core.snapshot import JOURNAL_TAIL, CoreSnapshot
 from proctui.core.view import Action, ProcessView, Reply
 
 T = TypeVar("T")
@@ -60,6 +62,12 @@ class Supervisor:
         self._managed: tuple[Managed, ...] = ()
         self._buffers: dict[str, OutputBuffer] = {}
         self._seq = 0
+        # Written on the core thread only; readers take self._snapshot, swapped whole.
+        self._views: list[ProcessView] = []
+        self._index: dict[int, int] = {}  # id(Managed) -> its place in _views
+        self._outcomes: list[tuple[str, Outcome]] = []
+        self._outcome_counts: dict[int, int] = {}
+        self._snapshot = CoreSnapshot()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._engine: Engine | None = None
         self._commands: Commands | None = None
@@ -109,6 +117,7 @@ class Supervisor:
                         leftover_defaults=self.leftover_defaults,
                         publish=self._publish, added=self._added, poke=self._bell.ring,
                         stop_asked=self._stop_asked)
+        engine.republish = self._swap
         self._engine = engine
         self._commands = Commands(engine)
         try:
@@ -157,34 +166,54 @@ class Supervisor:
             os.close(fd)
 
     def _emergency_stop(self) -> None:
-        """The loop is gone: stop what is still running by hand, per policy, bounded."""
-        live = [(m.run, m.spec) for m in self._managed if m.run is not None
+        """The loop is gone: stop what is still running without it, per policy, bounded
+        (the stop machine decides; see emergency.py)."""
+        from proctui.core.emergency import emergency_stop
+
+        live = [(m.run.pgid, m.spec) for m in self._managed if m.run is not None
                 and m.run.outcome is None and m.run.pgid is not None and not m.run.leftover]
-        for run, spec in live:
+        said = emergency_stop(live, self.os)
+        if said and self.run_dir is not None and self.run_dir.fd is not None:
             with contextlib.suppress(OSError):
-                self.os.signal_group(run.pgid, spec.stop_signal)  # type: ignore[arg-type]
-        for phase_sig in (None, signal.SIGKILL):
-            deadline = time.monotonic() + max((s.stop_timeout if phase_sig is None else
-                                               s.kill_timeout for _, s in live), default=0)
-            while time.monotonic() < deadline and any(
-                    self.os.group_alive(r.pgid) for r, _ in live):  # type: ignore[arg-type]
-                time.sleep(0.05)
-            if phase_sig is not None:
-                break
-            for run, _ in live:
-                with contextlib.suppress(OSError):
-                    self.os.signal_group(run.pgid, signal.SIGKILL)  # type: ignore[arg-type]
+                fd = self.run_dir.open_append("crash.log")
+                os.write(fd, ("".join(f"emergency stop: {line}\n" for line in said))
+                         .encode(errors="backslashreplace"))
+                os.close(fd)
 
     # -- publication (on the core thread) -------------------------------------------------
 
     def _publish(self, m: Managed) -> None:
         self._seq += 1
         m.view = m.build_view(self._seq)
+        where = self._index.get(id(m))
+        if where is not None:
+            self._views[where] = m.view
+        seen = self._outcome_counts.get(id(m), 0)
+        if len(m.outcomes) > seen:
+            self._outcomes.extend((m.name, o) for o in m.outcomes[seen:])
+            self._outcome_counts[id(m)] = len(m.outcomes)
+        self._swap()
         self._bell.ring()
+
+    def _swap(self) -> None:
+        """Build the next snapshot from what the core holds and publish it."""
+        engine = self._engine
+        crash = self.crash
+        all_ended = engine is not None and engine.all_done.is_set()
+        journal = engine.journal.entries if engine is not None else ()
+        tail = tuple(islice(reversed(journal), JOURNAL_TAIL))[::-1]
+        self._snapshot = CoreSnapshot(
+            seq=self._seq, views=tuple(self._views), outcomes=tuple(self._outcomes),
+            strays=tuple(engine.strays) if engine is not None else (),
+            all_ended=all_ended, shutting_down=self._shutdown_requested, crash=crash,
+            journal_tail=tail)
 
     def _added(self, m: Managed) -> None:
         self._buffers[m.name] = m.buffer
         self._managed = (*self._managed, m)
+        self._index[id(m)] = len(self._views)
+        self._views.append(m.view)
+
 
     # -- the thread-safe command API ----------------------------------------------------
 
@@ -317,8 +346,12 @@ class Supervisor:
 
     # -- reading state (any thread) -----------------------------------------------------
 
+    def snapshot(self) -> CoreSnapshot:
+        """Everything a frontend may read, frozen (swapped whole after each change)."""
+        return self._snapshot
+
     def views(self) -> list[ProcessView]:
-        return [m.view for m in self._managed]
+        return list(self._snapshot.views)
 
     def buffer(self, name: str) -> OutputBuffer:
         return self._buffers[name]
@@ -329,7 +362,7 @@ class Supervisor:
         re-arms the listeners (see listen)."""
         self._bell.rearm()
         engine = self._engine
-        return self._seq + (engine.output_count if engine is not None else 0)
+        return self._snapshot.seq + (engine.output_count if engine is not None else 0)
 
     def listen(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the core's thread; it must only schedule work) when
@@ -343,37 +376,39 @@ class Supervisor:
             return False
         if self._thread is not None and not self._thread.is_alive():
             return True  # the core is gone (after an emergency stop): nothing to wait for
-        engine = self._engine
-        if engine is None:
-            return False
-        if engine.all_done.is_set():
+        snap = self._snapshot
+        if snap.all_ended:
             return True
-        # After an internal error a lifecycle may never finish its bookkeeping: then it
-        # is over when no run is live and nothing waits to start.
-        return self.crash is not None and not any(
-            m.active or not m.over for m in self._managed)
+        # After an internal error a run may never finish its bookkeeping: then it is
+        # over when no view shows anything live or waiting.
+        return self.crash is not None and all(
+            v.phase in (Phase.ENDED, Phase.HELD) for v in snap.views)
 
     def outcomes(self) -> list[tuple[str, Outcome]]:
         """Every run's outcome so far, in order, named."""
-        return [(m.name, o) for m in self._managed for o in list(m.outcomes)]
+        return list(self._snapshot.outcomes)
 
     def final(self) -> list[tuple[str, Outcome | None]]:
         """Each process's last outcome (None: it never started)."""
-        return [(m.name, m.outcomes[-1] if m.outcomes else None) for m in self._managed]
+        return self._snapshot.final()
 
     def journal(self) -> list[dict[str, object]]:
-        """This run's journal so far (for the timeline)."""
+        """This run's journal so far (for the timeline): copied on the core's thread,
+        never read while it grows (the snapshot carries only its tail)."""
         engine = self._engine
-        return list(engine.journal.entries) if engine is not None else []
+        if engine is None:
+            return []
+        try:
+            return self._submit(lambda: list(engine.journal.entries)).result(timeout=5)
+        except Exception:
+            return list(self._snapshot.journal_tail)
 
     def strays(self) -> list[int]:
         """Processes left behind that no run could be proven to own."""
-        return self._engine.strays if self._engine is not None else []
+        return list(self._snapshot.strays)
 
     def exit_status(self) -> int:
-        from proctui.core.outcome import exit_status_for
-
-        status = exit_status_for([o for _, o in self.outcomes()], len(self.strays()))
+        status = self._snapshot.exit_status
         return max(status, 1) if self.crash else status
 
 
