@@ -8,6 +8,7 @@ from __future__ import annotations
 from proctui.core.engine import Engine
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Stage, Why
+from proctui.core.life.words import not_running
 from proctui.core.outcome import Who, setting
 from proctui.core.process import Managed
 from proctui.core.view import Action, Reply
@@ -52,7 +53,7 @@ class Commands:
         def next_slice() -> None:
             e.lineage.update(e._runs)  # one walk for the slice
             for m in todo[:chunk]:
-                after = e._dependents_of(m) if staged and m.active else ()
+                after = e.inbox.dependents_of(m) if staged and m.active else ()
                 if after:
                     m.stage, m.stages = e.deps.stage.get(m.spec.name, 0), e.deps.stages
                 e.post(m, life.Shutdown(why, after, m.stage, m.stages))
@@ -68,9 +69,9 @@ class Commands:
         run = m.run
         if not m.active or run is None:
             if action is Action.WAIT:
-                return self.e.not_running(m, action.value)
+                return not_running(m, action.value)
             reply = self.e.post(m, life.GiveUpCmd())
-            return reply or self.e.not_running(m, action.value)
+            return reply or not_running(m, action.value)
         if action is not Action.WAIT:
             self.e.post(m, life.GiveUpCmd())  # whatever ends this run, nothing restarts
         if action is Action.KILL:
@@ -106,7 +107,7 @@ class Commands:
         if not m.active or run is None or not run.state.phase.stopping:
             if m.active:
                 return Reply(False, f"nothing to extend: {m.name} is not stopping")
-            return self.e.not_running(m, "extend")
+            return not_running(m, "extend")
         if not run.extend(step, who):
             return Reply(False, f"{m.name}'s deadline did not move")
         return Reply(True, f"{m.name}: deadline extended by {setting(step)}")

@@ -8,36 +8,30 @@ import asyncio
 import contextlib
 import os
 import threading
-import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from proctui.config import ProcessSpec
+from proctui.core import recovery
 from proctui.core.deps import Deps
 from proctui.core.events import EventQueue
+from proctui.core.housekeeping import Housekeeping
 from proctui.core.journal import Journal
 from proctui.core.life import machine as life
-from proctui.core.life.machine import Stage
+from proctui.core.life.inbox import Inbox
 from proctui.core.lineage import Lineage
 from proctui.core.lines import Stream
 from proctui.core.logfiles import LogFile, open_logs_dir
 from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import Outcome, OutcomeKind, pids_phrase, setting
+from proctui.core.outcome import Outcome, OutcomeKind
 from proctui.core.pidfiles import PidFiles
 from proctui.core.process import Managed
-from proctui.core.procfs import ProcStat, ProcTable
-from proctui.core.recovery import Recovery
+from proctui.core.procfs import ProcStat
 from proctui.core.run import RUN_TOKEN_VAR, Run
 from proctui.core.rundir import RunDir
 from proctui.core.speech import Speech
 from proctui.core.text import visible
-from proctui.core.usage import Samples, usage_of
-from proctui.core.view import Reply
-
-HOUSEKEEPING_EVERY = 1.0
-HOUSEKEEPING_QUIET = 4.0  # seconds between walks once the tree has long stayed the same
-QUIET_WALKS = 5  # walks that find nothing new before the pace halves
+from proctui.core.view import Usage
 
 
 class Engine:
@@ -64,29 +58,11 @@ class Engine:
         self.lineage = Lineage(os_layer, RUN_TOKEN_VAR)
         self.shutting_down = False
         self.shutdown_why: life.Why | None = None
-        # One inbox: every event for a process's life is taken here, in order, one at
-        # a time; an effect that leads to another event queues it behind.
-        self._inbox: deque[tuple[Managed, life.Event]] = deque()
-        self._taking = False
-        # Who looks again when something changes: kept as sets, so that a thousand
-        # endings cost a thousand looks, not a million.
-        self._watching: dict[Managed, None] = {}  # waiting for deps, or for dependents
-        self.want_usage = False
-        self.strays_said: set[tuple[int, int]] = set()
         self.boot_id = os_layer.boot_id()
         self._timers: set[asyncio.TimerHandle] = set()
-        self._walk_due = 0.0  # loop time of the next housekeeping
-        self._quiet_walks = 0  # walks in a row that found the tree as it was
-        self._shape: frozenset[tuple[int, ...]] = frozenset()
-        self._cpu: Samples = {}
         self._to_check: list[Run] = []
         self.output_count = 0  # reads that brought output: frontends look when it moves
-        # Lifecycles still going; read from other threads through all_done, so that
-        # "has everything ended?" costs nothing however many processes there are.
-        self.unfinished: set[str] = set()
-        self.all_done = threading.Event()
         self.pid_files = PidFiles(run_dir, os_layer, self.lineage, self.notice, self._later)
-        self.recovery = Recovery(self)
         self.loop = asyncio.get_running_loop()
         self.journal = Journal(run_dir)
         self._logs_fd: int | None = None
@@ -96,15 +72,26 @@ class Engine:
             except OSError as e:
                 self.notice(None, f"output logs: {run_dir.path / 'logs'}: "
                                   f"{e.strerror or e}; output is not kept on disk")
-        self.deps = Deps(self.specs, self.by_name, self.look_again)
+        self.deps = Deps(self.specs, self.by_name, lambda: self.inbox.look_again())
+        self.inbox = Inbox(self.loop, self.processes, self.deps, spawn=self._spawn,
+                           take_over=self._take_over, notice=self.notice,
+                           journal=self.journal.write, publish=self._publish,
+                           all_ended=self._all_ended)
+        self.post = self.inbox.post
+        self.all_done = self.inbox.all_done
         self.speech = Speech(self)
         self.lineage.ignore = self.speech.probes
+        self.housekeeping = Housekeeping(self.loop, os_layer, self.lineage, self._runs,
+                                         lambda: self.speech.probes, self._observed,
+                                         self._stray)
 
     # -- start-up ---------------------------------------------------------------------
 
     def startup(self) -> None:
         self.journal.write("begin", pid=os.getpid(), processes=[s.name for s in self.specs])
-        leftovers = self.recovery.find()
+        leftovers = recovery.find(self.run_dir, self.os, self.boot_id, self.specs,
+                                  self.leftover_defaults, self.interactive,
+                                  lambda text: self.notice(None, text))
         for m in leftovers:
             self._add(m)
         for spec in self.specs:
@@ -116,7 +103,7 @@ class Engine:
         # Leftovers stop in reverse dependency order, as a shutdown does: one whose
         # dependents were left running too waits for them.
         for lo in leftovers:
-            after = self._dependents_of(lo)
+            after = self.inbox.dependents_of(lo)
             if after and lo.life.leftover is life.Leftover.PROVEN:
                 lo.life = replace(lo.life, stops_after=after)
         for m in self.processes:
@@ -124,7 +111,7 @@ class Engine:
                 self.shutting_down = True
                 m.life = replace(m.life, shutdown=True)
             self.post(m, life.Launch())
-        self._schedule_housekeeping()
+        self.housekeeping.schedule()
 
     def _add(self, m: Managed) -> None:
         if self._logs_fd is not None and not m.leftover and m.spec.log_max_size > 0:
@@ -134,151 +121,34 @@ class Engine:
         self.by_name[m.name] = m
         self._added(m)
 
-    # -- the inbox, and the carrying-out of the life machine's effects ---------------------
+    def _take_over(self, m: Managed, stop: bool) -> None:
+        """Watch a leftover proven ours as a run (and stop it, unless adopted)."""
+        record, verdict = m.record, m.verdict
+        assert record is not None and verdict is not None
+        m.held = ""
+        run = Run(m.spec, m.name, self, m.buffer, self.interactive)
+        self.by_run[id(run)] = m
+        m.run = run
+        run.adopt(record.pid, verdict.pgid, verdict.start_ticks or record.start_ticks,
+                  list(verdict.escapees))
+        if verdict.note:
+            self.notice(m, verdict.note)
+        words = recovery.take_over_words(m, stop)
+        if words:
+            self.notice(m, words)
+        if stop:
+            run.request_stop()
 
-    def post(self, m: Managed, event: life.Event) -> Reply | None:
-        """Take ``event`` for ``m``; the reply when it was a command (None when it came
-        while another event was being taken: it is taken right after)."""
-        self._inbox.append((m, event))
-        if self._taking:
-            return None
-        self._taking = True
-        reply: Reply | None = None
-        first = True
-        try:
-            while self._inbox:
-                target, ev = self._inbox.popleft()
-                answer = self._take(target, ev)
-                if first:
-                    reply, first = answer, False
-        finally:
-            self._taking = False
-        return reply
-
-    def _take(self, m: Managed, event: life.Event) -> Reply | None:
-        before = m.life
-        m.life, effects = life.step(before, event)
-        if not m.life.over and m.name not in self.unfinished:
-            self.unfinished.add(m.name)
-            self.all_done.clear()
-        reply = None
-        for effect in effects:
-            try:
-                answer = self._apply(m, effect)
-            except Exception as e:  # one failing effect must not lose the rest
-                self.loop.call_exception_handler({"message": f"{m.name}: {effect}",
-                                                  "exception": e})
-                answer = None
-            if answer is not None:
-                reply = answer
-        if m.life.stage is Stage.WAITING or m.life.stops_after:
-            self._watching[m] = None
-        else:
-            self._watching.pop(m, None)
-        if m.life.stage is Stage.HELD and before.stage is not Stage.HELD:
-            self.recovery.held_notice(m)
-        if m.life.over and not before.over:
-            self._finished(m)
-        self._publish(m)
-        return reply
-
-    def _apply(self, m: Managed, effect: life.Effect) -> Reply | None:
-        if isinstance(effect, life.Spawn):
-            self._spawn(m)
-        elif isinstance(effect, life.TakeOver):
-            self.recovery.take_over(m, effect.stop)
-        elif isinstance(effect, life.RequestStop):
-            if m.active and m.run is not None:
-                m.run.request_stop()
-        elif isinstance(effect, life.LookAtDeps):
-            waiting, failed = self.deps.look(m)
-            self._inbox.append((m, life.DepsLooked(waiting, failed)))
-        elif isinstance(effect, life.ArmBackoff):
-            self._arm_backoff(m, effect.delay)
-        elif isinstance(effect, life.CancelBackoff):
-            if m.backoff_timer is not None:
-                m.backoff_timer.cancel()
-            m.backoff_timer = m.restart_at = None
-        elif isinstance(effect, life.Say):
-            self.notice(m, effect.text)
-        elif isinstance(effect, life.Record):
-            self.journal.write(effect.kind, m.name, **dict(effect.data))
-        elif isinstance(effect, life.HoldForever):
-            self.recovery.hold_forever(m)
-        elif isinstance(effect, life.Answer):
-            return Reply(effect.ok, effect.text)
-        elif isinstance(effect, life.AnswerEnded):
-            return self.not_running(m, effect.verb)
-        return None
-
-    def _arm_backoff(self, m: Managed, delay: float) -> None:
-        m.restart_at = time.monotonic() + delay
-        self.notice(m, f"restarting in {setting(delay)} (restart = {m.spec.restart.value})")
-
-        def over() -> None:
-            m.backoff_timer = None
-            m.restart_at = None
-            self.post(m, life.BackoffOver())
-
-        m.backoff_timer = self.loop.call_later(delay, over)
-
-    def _finished(self, m: Managed) -> None:
-        m.restart_at = None
-        self.unfinished.discard(m.name)
-        if not self.unfinished:
-            self.all_done.set()
-            if self.events is not None:
-                self.events.wake()
-        if m.leftover:
-            for other in self.processes:
-                if other.blocked_by is m:
-                    other.blocked_by = None
-                    last = m.outcomes[-1] if m.outcomes else None
-                    pid = last.pid if last is not None and last.left_running else None
-                    self._inbox.append((other, life.BlockerEnded(pid)))
-        self.look_again()
-
-    def look_again(self) -> None:
-        """Something others may wait for changed (a start, a readiness, an ending): every
-        process waiting for its dependencies, or for its dependents to stop, looks again."""
-        for m in list(self._watching):
-            if m.life.stage is Stage.WAITING:
-                waiting, failed = self.deps.look(m)
-                self.post(m, life.DepsLooked(waiting, failed))
-            elif m.life.stops_after:
-                self.post(m, life.DependentsLeft(self._dependents_of(m)))
-
-    def _dependents_of(self, m: Managed) -> tuple[str, ...]:
-        """Who must end before ``m`` stops: its live dependents (for a leftover, the
-        leftovers of its dependents)."""
-        if not m.leftover:
-            return self.deps.live_dependents(m)
-        names = self.deps.dependents.get(m.pid_name, [])
-        return tuple(lo.name for lo in self.processes
-                     if lo.leftover and lo.pid_name in names and not lo.over)
-
-    def not_running(self, m: Managed, verb: str) -> Reply:
-        """Why ``verb`` cannot act on a process that is not running."""
-        last = m.outcomes[-1] if m.outcomes else None
-        if last is not None and last.left_running and last.left_pids:
-            return Reply(False, f"{m.name} is not watched any more ({last.kind.value}): "
-                                f"{pids_phrase(last.left_pids)} left running; proctui "
-                                f"never signals it again, so it cannot {verb} it")
-        if m.life.stage is Stage.BACKOFF:
-            return Reply(False, f"{m.name} is waiting to restart; nothing to {verb}")
-        if m.life.stage is Stage.WAITING:
-            return Reply(False, f"{m.name} has not started yet; nothing to {verb}")
-        if last is not None:
-            return Reply(False, f"{m.name} has already ended ({last.text}); nothing to "
-                                f"{verb}")
-        return Reply(False, f"{m.name} is not running; nothing to {verb}")
+    def _all_ended(self) -> None:
+        if self.events is not None:
+            self.events.wake()
 
     def changed(self, who: Run | Managed) -> None:
         """Publish a fresh snapshot of the process (a run reports every transition)."""
         m = self.by_run.get(id(who)) if isinstance(who, Run) else who
         if m is not None and (not isinstance(who, Run) or m.run is who):
             self._publish(m)
-            if self._quiet_walks and m.run is not None and m.run.state.phase.stopping:
+            if self.housekeeping.quiet and m.run is not None and m.run.state.phase.stopping:
                 self.tree_changed()  # a stop: watch the tree closely again
 
     # -- the Host that runs report to ---------------------------------------------------
@@ -315,7 +185,7 @@ class Engine:
         self.speech.ended(m)
         self.pid_files.ended(m, run, outcome)
         m.paused = False
-        self._cpu.pop(run.token, None)
+        self.housekeeping.cpu.pop(run.token, None)
         # What comes next is decided now, so that no snapshot shows "ended" for a
         # process about to restart.
         self.post(m, life.RunEnded(
@@ -365,7 +235,7 @@ class Engine:
                 except Exception as e:
                     self.loop.call_exception_handler({"message": f"{m.name}: after spawn",
                                                       "exception": e})
-            self.look_again()
+            self.inbox.look_again()
         self._publish(m)
         return run
 
@@ -381,70 +251,30 @@ class Engine:
         handle = self.loop.call_later(delay, call)
         self._timers.add(handle)
 
-    # -- housekeeping, about once a second -------------------------------------------
+    # -- what the walk of the tree found ------------------------------------------------
 
-    def _schedule_housekeeping(self, delay: float | None = None) -> None:
-        """Walk every second while anything changes; when a tree of idle processes has
-        stayed the same for a while, every 2 s, then 4 s (an idle box's CPU). A spawn, an
-        ending or a stop brings the pace back at once."""
-        if delay is None:
-            delay = min(HOUSEKEEPING_QUIET,
-                        HOUSEKEEPING_EVERY * 2 ** (self._quiet_walks // QUIET_WALKS))
-        self._walk_due = due = self.loop.time() + delay
-        self._later(delay, lambda: self._walk_due == due and self.housekeeping())
-
-    def tree_changed(self) -> None:
-        self._quiet_walks = 0
-        if self._walk_due - self.loop.time() > HOUSEKEEPING_EVERY:
-            self._schedule_housekeeping(HOUSEKEEPING_EVERY)
-
-    def housekeeping(self) -> None:
-        """Walk our process tree: attribute descendants (while they are still visible
-        under their run), reap orphans, notice strays, pauses and resource use."""
-        runs = self._runs()
-        live = [r for r in runs if r.live]
-        if live or self.lineage.strays:
-            table = self.lineage.update(lambda: runs, max_age=0.2)
-            shape = frozenset((st.pid, st.start_ticks, ord(st.state), st.cpu_ticks,
-                               st.rss_pages) for st in table.stats.values())
-            busy = shape != self._shape or any(r.state.phase.stopping for r in live)
-            self._shape = shape
-            self._quiet_walks = 0 if busy else self._quiet_walks + 1
-            keep = {r.pid for r in runs if r.pid is not None and r.exit is None
-                    and not r.leftover} | self.speech.probes
-            self.os.reap_orphans(table, keep)
-            self._say_strays()
-            for m in self.processes:
-                run = m.run
-                if run is None or not run.live:
-                    continue
-                self._observe(m, run, table)
-        self._schedule_housekeeping()
-
-    def _observe(self, m: Managed, run: Run, table: ProcTable) -> None:
-        leader = table.stats.get(run.pid) if run.pid is not None else None
-        paused = leader is not None and leader.paused
-        usage = usage_of(run, self.lineage, table, self._cpu) if self.want_usage else None
+    def _observed(self, run: Run, paused: bool, usage: Usage | None) -> None:
+        m = self.by_run.get(id(run))
+        if m is None or m.run is not run:
+            return
         if paused != m.paused or usage != m.usage:
             m.paused, m.usage = paused, usage
             self._publish(m)
         if run.exit is None and not run.leftover:
             self.pid_files.members_changed(m, run)
 
-    def _say_strays(self) -> None:
-        for key, stray in self.lineage.strays.items():
-            if key in self.strays_said:
-                continue
-            self.strays_said.add(key)
-            self.republish()
-            self.notice(None, f"pid {stray.pid} ({stray.cmdline[:60]}) was left behind by "
-                              "one of these processes (it left its group and cleared its "
-                              "environment, so proctui cannot tell which); it is not "
-                              "signalled")
+    def _stray(self, pid: int, cmdline: str) -> None:
+        self.republish()
+        self.notice(None, f"pid {pid} ({cmdline[:60]}) was left behind by one of these "
+                          "processes (it left its group and cleared its environment, so "
+                          "proctui cannot tell which); it is not signalled")
+
+    def tree_changed(self) -> None:
+        self.housekeeping.changed()
 
     @property
     def strays(self) -> list[int]:
-        return [s.pid for s in self.lineage.strays.values()]
+        return self.housekeeping.strays
 
     # -- the end ----------------------------------------------------------------------
 
@@ -461,6 +291,7 @@ class Engine:
         for handle in self._timers:
             handle.cancel()
         self._timers.clear()
+        self.housekeeping.close()
         for m in self.processes:
             run = m.run
             if run is not None and run.pipes.open:

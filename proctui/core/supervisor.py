@@ -326,7 +326,7 @@ class Supervisor:
         def call() -> None:
             assert self._engine is not None
             self._usage_wanted = max(0, self._usage_wanted + (1 if wanted else -1))
-            self._engine.want_usage = self._usage_wanted > 0
+            self._engine.housekeeping.want_usage = self._usage_wanted > 0
 
         return self._submit(call)
 

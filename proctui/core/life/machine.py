@@ -15,247 +15,87 @@ back what happened, and the tests feed events and read effects in milliseconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import replace
 
 from proctui.config.spec import RestartPolicy
-
-BACKOFF_START = 1.0
-BACKOFF_MAX = 30.0
-BACKOFF_RESET = 10.0  # a run that lived this long starts the backoff over
-
-
-class Stage(Enum):
-    NEW = "new"  # not launched yet
-    BLOCKED = "blocked"  # its own leftover from an earlier run is still being stopped
-    WAITING = "waiting"  # for its dependencies
-    RUNNING = "running"  # a run is spawned (or failed to spawn): its stop machine decides
-    BACKOFF = "backoff"  # ended; waiting to restart
-    HELD = "held"  # a leftover not proven ours: waits for the operator, never signalled
-    ENDED = "ended"  # over until the operator starts it again
-
-
-class Leftover(Enum):
-    NO = "no"  # a configured process of this run
-    PROVEN = "proven"  # an earlier run's process, proven ours: stopped at start-up
-    DOUBT = "doubt"  # an earlier run's, not proven: held for the operator
-    UNPROVABLE = "unprovable"  # no group of it could be proven: nothing to signal
-
-
-class Why(Enum):
-    """Why a shutdown began: recorded in the journal and said in the summary."""
-
-    QUIT = "quit key"
-    DOWN = "proctui down"
-    SIGTERM = "SIGTERM"
-    SIGINT = "SIGINT"
-    HANGUP = "hangup"
-    STOP_AFTER = "--stop-after"
-    INTERNAL_ERROR = "internal error"
-    OPERATOR = "operator"  # a stop-everything command from a frontend
-    ALL_ENDED = "all ended"
-
-
-@dataclass(frozen=True, slots=True)
-class Life:
-    name: str
-    policy: RestartPolicy = RestartPolicy.NO
-    has_deps: bool = False
-    leftover: Leftover = Leftover.NO
-    stage: Stage = Stage.NEW
-    blocked: bool = False  # an earlier run's copy of it must be gone before it starts
-    blocker_left: int | None = None  # that copy ended, but this pid of it still runs
-    restarts: int = 0
-    backoff: float = BACKOFF_START  # the next backoff's length
-    stop_wanted: bool = False  # asked to stop: no restart, no start
-    restart_wanted: bool = False  # asked to restart: start again once the run ends
-    shutdown: bool = False  # everything is stopping: nothing starts or restarts
-    adopted: bool = False  # a held leftover the operator took as ours
-    interactive: bool = True  # someone can answer
-    stops_after: tuple[str, ...] = ()  # its stop waits for these dependents to end
-    waiting_for: tuple[str, ...] = ()  # dependencies not met yet
-
-    @property
-    def over(self) -> bool:
-        """Nothing is running, stopping, or waiting to (re)start."""
-        return self.stage is Stage.ENDED
-
-    @property
-    def deferred(self) -> bool:
-        return bool(self.stops_after)
-
-
-# -- events ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Launch:
-    """Begin (at start-up, or the operator's start once it had ended)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DepsLooked:
-    """What its dependencies are: ``waiting`` not met yet, ``failed`` never will be."""
-
-    waiting: tuple[str, ...]
-    failed: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class BlockerEnded:
-    """Its leftover is over; ``left_running`` names a pid still there (abandoned)."""
-
-    left_running: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunEnded:
-    restartable: bool  # it ended by itself (exited, or its watchdog fired)
-    clean: bool  # exit code 0
-    left_running: bool  # abandoned or unkillable: something of it is still there
-    lived: float  # seconds from spawn to end
-
-
-@dataclass(frozen=True, slots=True)
-class BackoffOver:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class StopCmd:
-    stopping: bool = False  # its run is already in its stop sequence
-
-
-@dataclass(frozen=True, slots=True)
-class RestartCmd:
-    stopping: bool = False
-    ran: bool = True
-    left_running: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StartCmd:
-    left_running: int | None = None  # a pid of its last run still alive (abandoned)
-    ran: bool = True  # it had a run (so starting it again counts as a restart)
-
-
-@dataclass(frozen=True, slots=True)
-class GiveUpCmd:
-    """Kill or abandon asked of a process with no live run: nothing may start."""
-
-
-@dataclass(frozen=True, slots=True)
-class AdoptCmd:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Shutdown:
-    """Everything is stopping. ``after``: its live dependents, whose end its stop waits
-    for (empty: stop now). ``stage`` of ``stages`` for the words."""
-
-    why: Why = Why.OPERATOR
-    after: tuple[str, ...] = ()
-    stage: int = 0
-    stages: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class DependentsLeft:
-    """Who of its dependents still runs (a staged stop waits until nobody does)."""
-
-    after: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseStop:
-    """Stop now, regardless of order (X, or a second interrupt)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NobodyAnswers:
-    """The terminal went away: no operator can decide about a held leftover."""
-
-
-Event = (Launch | DepsLooked | BlockerEnded | RunEnded | BackoffOver | StopCmd | RestartCmd
-         | StartCmd | GiveUpCmd | AdoptCmd | Shutdown | DependentsLeft | ReleaseStop
-         | NobodyAnswers)
-
-
-# -- effects --------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Spawn:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class TakeOver:
-    """Watch an earlier run's leftover as a run; ``stop``: and send it its stop signal."""
-
-    stop: bool
-
-
-@dataclass(frozen=True, slots=True)
-class RequestStop:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class LookAtDeps:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class ArmBackoff:
-    delay: float
-
-
-@dataclass(frozen=True, slots=True)
-class CancelBackoff:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A journal entry."""
-
-    kind: str
-    data: tuple[tuple[str, object], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class HoldForever:
-    """Leave a held leftover alone for good (its outcome says so)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """The reply to the command this event was."""
-
-    ok: bool
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerEnded:
-    """The reply is why ``verb`` cannot act on a process that is not running (the
-    engine words it from the last outcome)."""
-
-    verb: str
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    """Its life is over (for now): everything waiting on it may look again."""
-
-
-Effect = (Spawn | TakeOver | RequestStop | LookAtDeps | ArmBackoff | CancelBackoff | Say
-          | Record | HoldForever | Answer | AnswerEnded | Finished)
+from proctui.core.life.events import (
+    AdoptCmd,
+    Answer,
+    AnswerEnded,
+    ArmBackoff,
+    BackoffOver,
+    BlockerEnded,
+    CancelBackoff,
+    DependentsLeft,
+    DepsLooked,
+    Effect,
+    Event,
+    Finished,
+    GiveUpCmd,
+    HoldForever,
+    Launch,
+    LookAtDeps,
+    NobodyAnswers,
+    Record,
+    ReleaseStop,
+    RequestStop,
+    RestartCmd,
+    RunEnded,
+    Say,
+    Shutdown,
+    Spawn,
+    StartCmd,
+    StopCmd,
+    TakeOver,
+)
+from proctui.core.life.stages import (
+    BACKOFF_MAX,
+    BACKOFF_RESET,
+    BACKOFF_START,
+    Leftover,
+    Life,
+    Stage,
+    Why,
+)
+
+__all__ = [
+    "BACKOFF_MAX",
+    "BACKOFF_RESET",
+    "BACKOFF_START",
+    "AdoptCmd",
+    "Answer",
+    "AnswerEnded",
+    "ArmBackoff",
+    "BackoffOver",
+    "BlockerEnded",
+    "CancelBackoff",
+    "DependentsLeft",
+    "DepsLooked",
+    "Effect",
+    "Event",
+    "Finished",
+    "GiveUpCmd",
+    "HoldForever",
+    "Launch",
+    "Leftover",
+    "Life",
+    "LookAtDeps",
+    "NobodyAnswers",
+    "Record",
+    "ReleaseStop",
+    "RequestStop",
+    "RestartCmd",
+    "RunEnded",
+    "Say",
+    "Shutdown",
+    "Spawn",
+    "Stage",
+    "StartCmd",
+    "StopCmd",
+    "TakeOver",
+    "Why",
+    "step",
+]
 
 
 # -- the machine ----------------------------------------------------------------------------
