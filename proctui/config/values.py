@@ -87,7 +87,7 @@ def _signal_number(number: int, key: str, where: Where, shown: str) -> int:
 
 
 def enum(kind: type[Enum], value: object, key: str, where: Where) -> Enum:
-    choices = " | ".join(f'"{m.value}"' for m in kind)  # type: ignore[attr-defined]
+    choices = " | ".join(f'"{m.value}"' for m in kind)
     if isinstance(value, str):
         for member in kind:
             if member.value == value.strip().lower():

@@ -10,6 +10,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 from proctui.config import ProcessSpec
 from proctui.core import recovery
@@ -116,7 +117,7 @@ class Engine:
     def _add(self, m: Managed) -> None:
         if self._logs_fd is not None and not m.leftover and m.spec.log_max_size > 0:
             m.log = LogFile(self._logs_fd, m.name, m.spec.log_max_size, m.spec.log_keep,
-                            lambda text, m=m: self.notice(m, text))
+                            partial(self.notice, m))
         self.processes.append(m)
         self.by_name[m.name] = m
         self._added(m)
@@ -203,7 +204,7 @@ class Engine:
         newest = max((r.leader_exited_at or 0.0) for r in runs)
         self.lineage.update(self._runs, newer_than=newest)
         for run in runs:
-            run.check_gone()
+            run.watch.check_gone()
 
     def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]:
         self.lineage.update(self._runs, newer_than=newer_than)
@@ -227,9 +228,11 @@ class Engine:
             self.tree_changed()
             # Each of these is kept apart: whatever one of them raises, the run is
             # watched, stopped and reported like any other (never orphaned).
-            for step in (lambda: self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}"),
-                         lambda: self.pid_files.spawned(m, run),
-                         lambda: self.speech.spawned(m, run)):
+            steps: list[Callable[[], object]] = [
+                lambda: self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}"),
+                lambda: self.pid_files.spawned(m, run),
+                lambda: self.speech.spawned(m, run)]
+            for step in steps:
                 try:
                     step()
                 except Exception as e:

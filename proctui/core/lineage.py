@@ -62,23 +62,23 @@ class Lineage:
         if table is self.table:
             return table
         self.table = table
-        runs = [r for r in runs() if r.pid is not None and not r.leftover]
-        leaders = {r.pid: r for r in runs}
-        for run in runs:
-            st = table.stats.get(run.pid)  # type: ignore[arg-type]
+        ours = [r for r in runs() if r.pid is not None and not r.leftover]
+        leaders = {r.pid: r for r in ours}
+        for run in ours:
+            st = table.stats.get(run.pid) if run.pid is not None else None
             if st is None or st.start_ticks != run.start_ticks:
                 continue
             self._own(st, run.token)
             for d in table.descendants(st.pid):
                 self._own(d, run.token)
         me = os.getpid()
-        live_runs = [r for r in runs if r.live]
+        live_runs = [r for r in ours if r.live]
         for pid in table.kids.get(me, ()):
             st = table.stats[pid]
             if pid in leaders or pid in self.ignore or not st.live:
                 continue
             key = (pid, st.start_ticks)
-            token = self.owner.get(key) or self._evidence(st, runs)
+            token = self.owner.get(key) or self._evidence(st, ours)
             if token is None and key not in self.strays:
                 # First sight of an orphan with no evidence: only if one live run could
                 # have started it is it that run's.

@@ -49,7 +49,7 @@ class PidRecord:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
-        required = {
+        required: dict[str, type | tuple[type, ...]] = {
             "name": str, "pid": int, "pgid": int, "boot_id": str, "start_ticks": int,
             "cmdline": list, "started_at": (int, float), "proctui_pid": int,
         }

@@ -95,7 +95,7 @@ def dying(pid: int) -> bool:
     """Is a signal that ends ``pid`` already pending, with nothing to stop it? On a busy
     machine a SIGTERM sent a moment ago can still be waiting for the process to run."""
     raw = _read(f"/proc/{pid}/status", 1 << 14)
-    return bool(raw) and dying_by_status(raw)
+    return raw is not None and bool(raw) and dying_by_status(raw)
 
 
 def dying_by_status(raw: bytes) -> bool:
@@ -216,9 +216,10 @@ def scan_tree(roots: Iterable[int]) -> ProcTable:
         if pid in seen:
             continue
         seen.add(pid)
-        st = read_stat(pid)
-        if st is None:
+        found = read_stat(pid)
+        if found is None:
             continue
+        st = found
         table.add(st)
         if st.live:
             todo.extend(children(pid, st.threads))

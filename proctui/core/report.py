@@ -32,7 +32,7 @@ def action_words(view: ProcessView) -> str:
     """What happens at the deadline: "SIGKILL", "abandon", "decision", "giving up"."""
     if view.deadline_action is DeadlineAction.GIVE_UP:
         return "giving up"
-    return view.deadline_action.value
+    return str(view.deadline_action.value)
 
 
 def still_stopping(view: ProcessView, now: float) -> str:

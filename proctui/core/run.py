@@ -21,7 +21,7 @@ from typing import Protocol
 
 from proctui.config import ProcessSpec
 from proctui.core import machine as m
-from proctui.core.ending import DYING_LOOKS, POLL_STOPPING, Ending
+from proctui.core.ending import POLL_STOPPING, EndWatch
 from proctui.core.group import Escapee, Group
 from proctui.core.lines import OutputBuffer
 from proctui.core.logfiles import LogFile
@@ -57,7 +57,7 @@ class Host(Protocol):
     def journal_run(self, run: Run, kind: str, **data: object) -> None: ...
 
 
-class Run(Ending):
+class Run:
     """A spawned (or adopted) process group and its stop sequence."""
 
     def __init__(self, spec: ProcessSpec, name: str, host: Host, buffer: OutputBuffer,
@@ -88,13 +88,9 @@ class Run(Ending):
         self.pipes = Pipes(self.loop, buffer, spec.max_line_length,
                            lambda stream, lines: host.output(self, stream, lines), log)
         self._timer: asyncio.TimerHandle | None = None
-        self._poll: asyncio.TimerHandle | None = None
         self._events: deque[m.Event] = deque()
         self._feeding = False
-        self._fd_failures = 0
-        self._said_escapees = False
-        self._looked_again = False  # the group outlived the leader's exit at least once
-        self._dying_looks = DYING_LOOKS
+        self.watch = EndWatch(self)  # how it learns that it is over, and gathers how
 
     # -- what others read -------------------------------------------------------------
 
@@ -151,7 +147,7 @@ class Run(Ending):
         self.started_at = self.ended_at = time.monotonic()
         self.state = m.StopState(self.state.policy, phase=Phase.ENDED,
                                  end=EndKind.FAILED_TO_START, error=str(e))
-        self._conclude(EndKind.FAILED_TO_START)
+        self.watch.conclude(EndKind.FAILED_TO_START)
         return False
 
     def adopt(self, pid: int, pgid: int | None, start_ticks: int,
@@ -170,8 +166,8 @@ class Run(Ending):
         self.group = Group(self.os, self.loop, self.pid, self.pgid, self.start_ticks,
                            self.leftover)
         for st in escapees:
-            self.group.track(st, self._escapee_ended)
-        self.group.watch_leader(self._leader_ended)
+            self.group.track(st, self.watch.escapee_ended)
+        self.group.watch_leader(self.watch.leader_ended)
 
     # -- the one way in: events to the machine, effects out ------------------------------
 
@@ -201,7 +197,7 @@ class Run(Ending):
         elif isinstance(effect, m.Say):
             self.host.notice(self, effect.text)
         elif isinstance(effect, m.Finish):
-            self._conclude(effect.end)
+            self.watch.conclude(effect.end)
 
     def _arm(self, deadline: float | None) -> None:
         if self._timer is not None:
@@ -222,14 +218,14 @@ class Run(Ending):
     def request_stop(self, watchdog_sec: float | None = None,
                      ready_timeout: float | None = None) -> None:
         if self.state.phase is Phase.RUNNING:
-            self._find_escapees()  # so that the stop signal reaches them too
+            self.watch.find_escapees()  # so that the stop signal reaches them too
             self.host.journal_run(self, "stop", watchdog_sec=watchdog_sec,
                                   ready_timeout=ready_timeout)
         self.feed(m.StopRequested(time.monotonic(), watchdog_sec, ready_timeout))
 
     def kill(self) -> None:
         if self.state.phase is Phase.RUNNING:
-            self._find_escapees()
+            self.watch.find_escapees()
         if self.live:
             self.host.journal_run(self, "decision", action="kill")
         self.feed(m.KillRequested(time.monotonic()))
@@ -279,13 +275,13 @@ class Run(Ending):
         elif reason is Reason.STOP_REQUEST:
             self.stop_reached = False
         if reason is Reason.STOP_REQUEST or sig == signal.SIGKILL:
-            self._schedule_check(POLL_STOPPING)
+            self.watch.schedule_check(POLL_STOPPING)
 
-    def _stop_watching(self, keep_leader: bool) -> None:
-        for handle in (self._timer, self._poll):
-            if handle is not None:
-                handle.cancel()
-        self._timer = self._poll = None
+    def stop_watching(self, keep_leader: bool) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self.watch.close()
         if self.group is not None:
             self.group.close()
         if keep_leader and self.popen is not None and self.exit is None:
@@ -294,5 +290,5 @@ class Run(Ending):
 
     def cancel(self) -> None:
         """Drop timers and pipes of this run (at shutdown, after its outcome)."""
-        self._stop_watching(keep_leader=True)
+        self.stop_watching(keep_leader=True)
         self.pipes.close()

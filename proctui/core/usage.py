@@ -22,6 +22,9 @@ class Measured(Protocol):
     start_ticks: int | None
     leftover: bool
 
+    @property
+    def live(self) -> bool: ...
+
 
 Samples = dict[str, tuple[float, float]]  # run token -> (CPU seconds, when): for rates
 
@@ -64,7 +67,7 @@ def _shown(rss: int) -> int:
 def _psutil_usage(run: Measured) -> Usage | None:
     """Without /proc (macOS): psutil, imported only here."""
     try:
-        import psutil
+        import psutil  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return None
     total_cpu, rss, count = 0.0, 0, 0

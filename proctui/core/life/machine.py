@@ -15,7 +15,9 @@ back what happened, and the tests feed events and read effects in milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from proctui.config.spec import RestartPolicy
 from proctui.core.life.events import (
@@ -101,7 +103,7 @@ __all__ = [
 # -- the machine ----------------------------------------------------------------------------
 
 def step(life: Life, event: Event) -> tuple[Life, list[Effect]]:
-    handler = _HANDLERS[type(event)]
+    handler: Callable[[Life, Any], tuple[Life, list[Effect]]] = _HANDLERS[type(event)]
     return handler(life, event)
 
 
@@ -328,7 +330,7 @@ def _nobody(life: Life, e: NobodyAnswers) -> tuple[Life, list[Effect]]:
     return life, []
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[Life, Any], tuple[Life, list[Effect]]]] = {
     Launch: _launch, DepsLooked: _deps_looked, BlockerEnded: _blocker_ended,
     RunEnded: _run_ended, BackoffOver: _backoff_over, StopCmd: _stop, RestartCmd: _restart,
     StartCmd: _start, GiveUpCmd: _give_up, AdoptCmd: _adopt, Shutdown: _shutdown,
