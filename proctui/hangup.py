@@ -100,11 +100,11 @@ class Guard:
         core = self.core
         while not (core.all_ended() and (core.shutting_down or core.crash)):
             time.sleep(POLL * 4)
-        from proctui.core.report import summary_lines
+        from proctui.policy import summary
 
-        for line in summary_lines(core.final(), core.views(), core.strays()):
+        lines, status = summary(core)
+        for line in lines:
             self.log(line)
-        status = core.exit_status()
         with contextlib.suppress(Exception):
             self.cleanup()
         os._exit(status)

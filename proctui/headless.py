@@ -23,9 +23,11 @@ from typing import TextIO
 
 from proctui.config import ProcessSpec
 from proctui.core.events import Dropped, EventQueue, Notice, Output
-from proctui.core.report import still_stopping, summary_lines
+from proctui.core.life.stages import Why
+from proctui.core.report import still_stopping
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
+from proctui.policy import Ladder, Rung, climb, summary
 from proctui.printer import Printer, use_colour
 from proctui.writer import Writer
 
@@ -36,6 +38,7 @@ POLL = 0.1  # while something stops; output and notices wake the loop at once an
 POLL_IDLE = 5.0
 EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_WHY = {signal.SIGINT: Why.SIGINT, signal.SIGTERM: Why.SIGTERM, signal.SIGHUP: Why.HANGUP}
 
 
 class HeadlessRunner:
@@ -51,7 +54,7 @@ class HeadlessRunner:
         self.events = events
         self.printer = printer
         self._signals: list[int] = []
-        self._interrupts = 0
+        self._ladder = Ladder()
         self._hangups = 0
         self._stopping = False
         self._said_broken = False
@@ -78,7 +81,7 @@ class HeadlessRunner:
                         and time.monotonic() - started >= self.stop_after):
                     self._stopping = True
                     self.printer.say(f"--stop-after {self.stop_after:g}s: stopping everything")
-                    self.sup.stop_all()
+                    self.sup.stop_all(why=Why.STOP_AFTER)
                 self._countdowns()
                 if abandoned_all or (self.sup.all_ended() and (
                         not self.linger or self.sup.shutting_down or self.sup.crash)):
@@ -118,7 +121,7 @@ class HeadlessRunner:
             self.sup.set_interactive(False)  # as headless: nobody is asked any more
         if not self._stopping:
             self._stopping = True
-            self.sup.stop_all()
+            self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
 
     def _on_hangup(self, _signum: int, _frame: object) -> None:
         self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
@@ -132,7 +135,7 @@ class HeadlessRunner:
         self.sup.set_interactive(False)
         if not self._stopping:
             self._stopping = True
-            self.sup.stop_all()
+            self.sup.stop_all(why=Why.HANGUP)
         with contextlib.suppress(OSError):
             os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
 
@@ -140,24 +143,22 @@ class HeadlessRunner:
         while self._signals:
             signum = self._signals.pop(0)
             name = signal.Signals(signum).name
-            if signum == signal.SIGINT:
-                self._interrupts += 1
             if not self._said_stop:
+                # The first signal of any kind already stopped everything (in the handler).
                 self._said_stop = True
-                self.printer.say(f"received {name}: stopping everything (ctrl+c again "
-                                 "kills what is still stopping)")
-            elif signum == signal.SIGINT and self._interrupts == 2:
-                self.printer.say("received SIGINT again: killing what is still stopping "
-                                 "(ctrl+c once more abandons it)")
-                self.sup.kill_all()
-            elif signum == signal.SIGINT and self._interrupts >= 3:
-                left = [v for v in self.sup.views() if v.alive and v.pid]
-                pids = ", ".join(f"{v.name} pid {v.pid}" for v in left) or "nothing"
-                self.printer.say(f"received SIGINT a third time: abandoning what is left "
-                                 f"({pids}) and exiting")
-                with contextlib.suppress(Exception):
-                    self.sup.abandon_all().result(timeout=5.0)
-                return True
+                self._ladder.press()
+                self.printer.say(self._ladder.words(Rung.STOP, f"received {name}"))
+            elif signum == signal.SIGINT:
+                rung = self._ladder.press()
+                if rung is Rung.ABANDON:
+                    left = [v for v in self.sup.views() if v.alive and v.pid]
+                    pids = ", ".join(f"{v.name} pid {v.pid}" for v in left) or "nothing"
+                    self.printer.say(f"{self._ladder.words(rung, 'received SIGINT')} "
+                                     f"({pids}) and exiting")
+                    climb(self.sup, rung)
+                    return True
+                self.printer.say(self._ladder.words(rung, "received SIGINT"))
+                climb(self.sup, rung)
         return False
 
     def _drain(self, timeout: float) -> None:
@@ -191,11 +192,10 @@ class HeadlessRunner:
             self.printer.say(still_stopping(view, now), view.name)
 
     def _summary(self) -> int:
-        for line in summary_lines(self.sup.final(), self.sup.views(), self.sup.strays()):
+        lines, status = summary(self.sup)
+        for line in lines:
             self.printer.say(line)
-        if self.sup.crash:
-            self.printer.say(f"internal error: {self.sup.crash}")
-        return self.sup.exit_status()
+        return status
 
 
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,

@@ -145,3 +145,23 @@ def test_a_command_line_that_is_not_utf8_runs_and_is_stopped_like_any_other(tmp_
     assert not processes_with_token(child_reaper)
     journal = (tmp_path / "run" / "journal.jsonl").read_bytes()
     assert b'"kind": "outcome"' in journal
+
+
+def test_the_journal_says_why_a_shutdown_began(tmp_path, child_reaper):
+    def why_of(*extra: str, signum: int | None = None) -> list[str]:
+        run_dir = tmp_path / f"run{signum}"
+        proc = subprocess.Popen([PY, "-m", "proctui", "run", "--headless", "--run-dir",
+                                 str(run_dir), *extra, "a=sleep 100"], cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        proc.stdout.readline()  # started
+        if signum is not None:
+            proc.send_signal(signum)
+        proc.communicate(timeout=30)
+        entries = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text()
+                   .splitlines()]
+        return [e["why"] for e in entries if e["kind"] == "shutdown"]
+
+    assert why_of("--stop-after", "0.2") == ["--stop-after"]
+    assert why_of(signum=signal.SIGTERM) == ["SIGTERM"]
+    assert why_of(signum=signal.SIGINT) == ["SIGINT"]
