@@ -75,8 +75,9 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir("/")  # never hold a mount busy (every process has its own cwd)
-    print(f"proctui {__version__}: supervisor pid {os.getpid()} started "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S')} for {source or 'commands'}", flush=True)
+    with contextlib.suppress(OSError):  # a full disk loses the log, not the run
+        print(f"proctui {__version__}: supervisor pid {os.getpid()} started "
+              f"{time.strftime('%Y-%m-%d %H:%M:%S')} for {source or 'commands'}", flush=True)
 
     def ready(error: str | None) -> None:
         _tell(ready_fd, f"error {error}; stopping everything" if error else

@@ -170,8 +170,11 @@ class RunDir:
                                   f"directory {self.path}; stop it first or pass "
                                   f"--run-dir") from None
             raise RunDirError(f"lock file {self.lock_path}: {e.strerror or e}") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        # The pid in it only names the holder in the message above: a full disk (or a
+        # quota) must not stop a run whose lock is held.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
 
     def close(self) -> None:
@@ -221,10 +224,19 @@ class RunDir:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, 0o600, dir_fd=self.fd)
         try:
-            os.write(fd, record.to_json().encode())
-        finally:
+            data = record.to_json().encode(errors="backslashreplace")
+            if os.write(fd, data) != len(data):
+                raise OSError(errno.ENOSPC, "short write")
             os.close(fd)
-        os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            fd = -1
+            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except OSError:
+            # A full disk: no half-written file may be left to be judged next time.
+            if fd >= 0:
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=self.fd)
+            raise
         return self.path / name
 
     def remove_pid(self, name: str) -> None:
