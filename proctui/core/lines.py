@@ -150,6 +150,18 @@ class OutputSlice:
     partial: str  # the current unterminated line (e.g. a progress bar), or ""
 
 
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Where a buffer stands, read at one instant under its lock: a reader on another
+    thread compares marks instead of reading fields the core is writing."""
+
+    total: int  # lines ever appended
+    first: int  # the oldest line still held
+    partial: str
+    cleared_before: int
+    output_total: int
+
+
 class OutputBuffer:
     """A bounded ring of the last ``capacity`` lines of one process, thread-safe.
 
@@ -179,6 +191,12 @@ class OutputBuffer:
                     self.output_total += len(lines)
             if partial is not None:
                 self.partial = partial
+
+    def mark(self) -> Mark:
+        with self._lock:
+            first = max(self.total - len(self._lines), self.cleared_before)
+            return Mark(self.total, first, self.partial, self.cleared_before,
+                        self.output_total)
 
     @property
     def first(self) -> int:

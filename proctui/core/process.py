@@ -89,6 +89,7 @@ class Managed:
         run = self.run
         live = run is not None and run.outcome is None
         s = run.state if run is not None else None
+        mark = self.buffer.mark()
         phase = s.phase if live and s is not None else self.phase
         return ProcessView(
             name=self.name,
@@ -116,8 +117,8 @@ class Managed:
             escapees=tuple(e.pid for e in run.escapees.values() if e.alive)
             if live and run else (),
             usage=self.usage if live else None,
-            lines=self.buffer.total,
-            output_lines=self.buffer.output_total,
+            lines=mark.total,
+            output_lines=mark.output_total,
             decisions=s.decisions if s else 0,
             status=self.status,
             ready_at=self.ready_at if live else None,
