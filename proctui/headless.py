@@ -207,8 +207,11 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     to end; ``ready`` is called once every process was launched, with the socket's error
     if it could not be made."""
     from proctui.remote.server import serve
+    from proctui.upstream import Upstream
 
     stream = out or sys.stdout
+    # Before any process starts: the manager's variables are proctui's, not theirs.
+    upstream = Upstream.from_environ()
     events = EventQueue(keep_output=not linger)
     # A detached supervisor waits for an operator at an "ask" (the next console, or the
     # control commands, answers); a plain headless run has nobody to ask.
@@ -232,10 +235,14 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             sup.stop_all()
         if ready is not None:
             ready(error)
+        if upstream is not None:
+            upstream.start(sup.snapshot, specs)
 
     def closing() -> None:
         for server in servers:
             server.close()
+        if upstream is not None:
+            upstream.close()
 
     return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
                           closing=closing).run()

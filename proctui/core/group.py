@@ -96,9 +96,10 @@ class Group:
 
     # -- signals ----------------------------------------------------------------------
 
-    def signal(self, sig: int) -> tuple[bool, list[str]]:
-        """Send ``sig`` to the group and every escapee. Returns whether it reached anyone,
-        and the escapees it could not reach; raises the group's OSError (not ESRCH)."""
+    def signal(self, sig: int, spare: frozenset[int] = frozenset()) -> tuple[bool, list[str]]:
+        """Send ``sig`` to the group and every escapee but those in ``spare``. Returns
+        whether it reached anyone, and the escapees it could not reach; raises the group's
+        OSError (not ESRCH)."""
         reached = False
         if self.pgid is not None:
             try:
@@ -108,7 +109,7 @@ class Group:
                 pass  # nothing left in the group: it ended just now
         failures = []
         for esc in self.escapees.values():
-            if esc.alive and esc.pidfd is not None:
+            if esc.alive and esc.pidfd is not None and esc.pid not in spare:
                 try:
                     self.os.signal_pidfd(esc.pidfd, sig)
                     reached = True

@@ -126,6 +126,9 @@ class OSLayer:
     def has_env(self, pid: int, name: str, value: str) -> bool:
         return procfs.has_env(pid, name, value)
 
+    def env_value(self, pid: int, name: str) -> str | None:
+        return procfs.env_value(pid, name)
+
     def group_alive(self, pgid: int, ours: bool = True) -> bool:
         """Is any member of the group still running? Zombies do not count: they are
         dead, only not yet reaped (and PID 1 here does not always reap them)."""

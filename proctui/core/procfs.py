@@ -123,6 +123,18 @@ def has_env(pid: int, name: str, value: str) -> bool:
     return raw is not None and f"{name}={value}".encode() in raw.split(b"\0")
 
 
+def env_value(pid: int, name: str) -> str | None:
+    """The value of ``name`` in ``pid``'s environment as it started (None: not there)."""
+    raw = _read(f"/proc/{pid}/environ", 1 << 22)
+    if raw is None:
+        return None
+    key = name.encode() + b"="
+    for item in raw.split(b"\0"):
+        if item.startswith(key):
+            return item[len(key):].decode(errors="replace")
+    return None
+
+
 def boot_id() -> str:
     raw = _read("/proc/sys/kernel/random/boot_id")
     return raw.decode().strip() if raw else ""

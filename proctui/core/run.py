@@ -260,7 +260,8 @@ class Run:
         if sig == signal.SIGKILL:
             self.kill_reached = tuple(self.group.live_pids())
         try:
-            reached, failures = self.group.signal(sig)
+            reached, failures = self.group.signal(sig, self._nested() if sig != signal.SIGKILL
+                                                  else frozenset())
         except OSError as e:
             if reason is not Reason.CONTINUE:
                 self.feed(m.SignalFailed(now, sig, f"{e}"))
@@ -276,6 +277,15 @@ class Run:
             self.stop_reached = False
         if reason is Reason.STOP_REQUEST or sig == signal.SIGKILL:
             self.watch.schedule_check(POLL_STOPPING)
+
+    def _nested(self) -> frozenset[int]:
+        """Escapees that another proctui inside this run supervises (their PROCTUI_RUN is
+        one of its runs, not ours): that one stops them, in its own order, when it gets the
+        stop signal; a signal from here would cut its staged stop short. SIGKILL still
+        reaches them."""
+        return frozenset(e.pid for e in self.escapees.values() if e.alive and (
+            (token := self.os.env_value(e.pid, RUN_TOKEN_VAR)) is not None
+            and token != self.token))
 
     def stop_watching(self, keep_leader: bool) -> None:
         if self._timer is not None:
