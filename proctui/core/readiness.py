@@ -138,17 +138,17 @@ class Checks:
         said = []
         if msg.get("READY") == "1":
             self._became_ready("READY=1")
-        extend = msg.get("EXTEND_TIMEOUT_USEC")
-        if extend is not None and extend.isdigit():
-            by = int(extend) / 1e6
+        extend = msg.number("EXTEND_TIMEOUT_USEC")
+        if extend is not None:
+            by = extend / 1e6
             if self.run.state.phase.stopping:
                 self.run.extend(by, Who.PROCESS)
             elif not self.ready and self._ready_deadline is not None:
                 self._ready_deadline = max(self._ready_deadline, time.monotonic() + by)
                 said.append(f"asked for {setting(round(by, 1))} more to become ready")
-        usec = msg.get("WATCHDOG_USEC")
-        if usec is not None and usec.isdigit():
-            self.watchdog = int(usec) / 1e6 or None
+        usec = msg.number("WATCHDOG_USEC")
+        if usec is not None:
+            self.watchdog = usec / 1e6 or None
             self._arm_watchdog()
         ping = msg.get("WATCHDOG")
         if ping == "1":

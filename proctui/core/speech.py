@@ -34,7 +34,8 @@ class Speech:
         env = {}
         self._close(m.name)
         try:
-            sock = NotifySocket(self.e.loop, lambda msg: self._message(m, sock, msg))
+            sock = NotifySocket(self.e.loop, lambda msg: self._message(m, sock, msg),
+                                lambda e: self._failed(m, sock, e))
         except OSError as e:
             if not self._warned:
                 self._warned = True
@@ -79,6 +80,11 @@ class Speech:
             self._dropped: Counter[str] = Counter()
         return self._dropped
 
+    def _failed(self, m: Managed, sock: NotifySocket, error: Exception) -> None:
+        if sock.dropped["handler error"] == 1:  # once per run: a sender can repeat it
+            self.e.notice(m, f"internal error handling a notify message "
+                             f"({type(error).__name__}: {error}); such messages are dropped")
+
     def _ready(self, m: Managed, run: Run, how: str) -> None:
         if m.run is not run or not run.live:
             return
@@ -99,13 +105,13 @@ class Speech:
         status = msg.get("STATUS")
         if status is not None:
             m.status = visible(status)[:MAX_STATUS]
-        errno = msg.get("ERRNO")
-        if errno is not None and errno.isdigit():
+        errno = msg.number("ERRNO")
+        if errno is not None:
             m.status = (m.status + " · " if m.status else "") + f"errno {errno}"
         if msg.get("STOPPING") == "1":
             self.e.notice(m, "says it is stopping")
-        main = msg.get("MAINPID")
-        if main is not None and main.isdigit():
+        main = msg.number("MAINPID")
+        if main is not None:
             self.e.notice(m, f"says its main process is pid {main}")
         if m.checks is not None:
             for text in m.checks.message(msg):
