@@ -98,3 +98,59 @@ def test_an_outsider_sending_hostile_datagrams_is_dropped_and_counted(harness):
     # Judged by its bytes before its sender: garbage costs no lineage lookup at all.
     assert dropped(sock) == len(HOSTILE), sock.dropped
     assert h.view("svc").phase is Phase.RUNNING
+
+
+FLOODER = ("import socket, sys, time\n"
+           "target = '\\0' + sys.stdin.readline().strip()[1:]\n"
+           "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+           "s.settimeout(0.5)\n"
+           "end = time.monotonic() + float(sys.argv[1])\n"
+           "sent = 0\n"
+           "while time.monotonic() < end and sent < 2_000_000:\n"
+           "    try:\n"
+           "        s.sendto(b'READY=1\\nSTATUS=flood', target)\n"
+           "        sent += 1\n"
+           "    except OSError:\n"
+           "        time.sleep(0.001)\n"
+           "print(sent, flush=True)\n")
+CROWD = 300  # processes in proctui's tree: what each lineage walk has to read
+
+
+def test_a_flood_from_an_outsider_does_not_delay_a_victims_sigkill(harness):
+    """An outsider (a stray in proctui's tree, older than every run, so no run can claim
+    it) floods the victim's notify socket with valid messages while the victim, which
+    ignores SIGTERM, is stopped: its SIGKILL comes at its deadline, not seconds late."""
+    import subprocess
+    import sys
+
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, "8"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        victim = ("import signal, time\n"
+                  "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                  "print('ready', flush=True)\n"
+                  "while True: time.sleep(1)\n")
+        crowd = (f"import subprocess, time\n"
+                 f"kids = [subprocess.Popen(['sleep', '1000']) for _ in range({CROWD})]\n"
+                 f"print('up', flush=True)\n"
+                 f"time.sleep(1000)\n")
+        h = harness([pyspec("victim", victim, stop_timeout=2, kill_timeout=3),
+                     pyspec("crowd", crowd)])
+        h.wait_output("crowd", "up", timeout=60)
+        h.wait_output("victim", "ready")
+        sock = h.sup._engine.speech.sockets["victim"]
+        flooder.stdin.write(sock.address + "\n")
+        flooder.stdin.flush()
+        wait_until(lambda: sum(sock.dropped.values()) > 50, what="the flood to arrive")
+        h.sup.stop("victim")
+        outcome = h.outcome("victim", timeout=30)
+        view = h.view("victim")
+        late = view.kill_sent_at - (view.stop_requested_at + 2)
+        assert outcome.kind is OutcomeKind.KILLED, outcome.text
+        assert late < 0.5, f"SIGKILL {late:.3f}s late under the flood ({sock.dropped})"
+        assert outcome.text == "killed with SIGKILL after 2s stop timeout", outcome.text
+        assert h.view("victim").ready_at is None, "the outsider cannot make it ready"
+        assert flooder.poll() is None, "the flood lasted through the whole stop"
+    finally:
+        flooder.kill()
+        flooder.wait()
