@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 MAX_DATAGRAM = 4096  # bytes; systemd's own limit is of this order
 MAX_FIELDS = 64  # lines of one datagram
+PER_WAKEUP = 32  # datagrams read each time the socket is readable
 _CREDS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _KEY = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 # ASCII digits only, and few of them: str.isdigit() accepts "²" (int() then raises) and
@@ -97,9 +98,10 @@ def parse(data: bytes) -> Fields | str:
 
 class NotifySocket:
     def __init__(self, loop: asyncio.AbstractEventLoop,
-                 on_message: Callable[[Message], bool],
+                 on_message: Callable[[Message], str | None],
                  on_error: Callable[[Exception], None] = lambda e: None) -> None:
-        """``on_message`` returns False when the sender belongs to no supervised run;
+        """``on_message`` returns None when it took the message, else why not (a sender
+        of no supervised run, ...), to count;
         ``on_error`` hears of a message whose handling failed (it is dropped)."""
         self.loop = loop
         self.on_message = on_message
@@ -124,7 +126,10 @@ class NotifySocket:
         return "@" + self.name
 
     def _readable(self) -> None:
-        for _ in range(256):  # a flood of datagrams must not hold the loop
+        # A few datagrams per wakeup, then the loop's timers get their turn: a flood
+        # must not hold the loop (the rest stay queued in the socket, or are refused
+        # to their sender when its queue is full).
+        for _ in range(PER_WAKEUP):
             try:
                 data, ancdata, flags, _ = self.sock.recvmsg(
                     MAX_DATAGRAM, _ANCILLARY, socket.MSG_CMSG_CLOEXEC)
@@ -160,15 +165,15 @@ class NotifySocket:
             return
         self.received += 1
         try:
-            taken = self.on_message(Message(creds[0], creds[1], fields))
+            refused = self.on_message(Message(creds[0], creds[1], fields))
         except Exception as e:
             # A bug in acting on one message costs that message, never every service
             # (the loop's error handler would stop everything).
             self.dropped["handler error"] += 1
             self.on_error(e)
             return
-        if not taken:
-            self.dropped["not from a supervised process"] += 1
+        if refused is not None:
+            self.dropped[refused] += 1
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

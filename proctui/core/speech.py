@@ -13,6 +13,7 @@ from proctui.core.outcome import seconds
 from proctui.core.process import Managed
 from proctui.core.readiness import Checks
 from proctui.core.run import Run
+from proctui.core.senders import Judged, Senders
 from proctui.core.text import visible
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ class Speech:
         self.probes: set[int] = set()
         self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
         self._warned = False
+        self.senders = Senders(engine.lineage.owner.get,
+                               lambda: engine.lineage.update(engine._runs, max_age=0))
 
     def child_env(self, m: Managed) -> dict[str, str]:
         """The environment a new run of ``m`` gets: its own notify socket (the address
@@ -95,11 +98,13 @@ class Speech:
         self.e.changed(m)
         self.e.deps.poke()
 
-    def _message(self, m: Managed, sock: NotifySocket, msg: Message) -> bool:
+    def _message(self, m: Managed, sock: NotifySocket, msg: Message) -> str | None:
         run = m.run
-        if run is None or not run.live or self.sockets.get(m.name) is not sock or \
-                not self._from(run, msg):
-            return False
+        if run is None or not run.live or self.sockets.get(m.name) is not sock:
+            return Judged.STRANGER.value
+        refused = self._from(run, msg)
+        if refused is not None:
+            return refused
         self.e.journal.write("notify", m.name, pid=msg.pid, uid=msg.uid,
                              fields=dict(msg.fields))
         status = msg.get("STATUS")
@@ -121,9 +126,9 @@ class Speech:
                                  usec=msg.get("EXTEND_TIMEOUT_USEC"),
                                  deadline=run.state.deadline)
         self.e.changed(m)
-        return True
+        return None
 
-    def _from(self, run: Run, msg: Message) -> bool:
+    def _from(self, run: Run, msg: Message) -> str | None:
         """Is the sender one of the run's processes? Still in /proc (alive, or a zombie
         not yet reaped): its group or session is the run's, or lineage says it is the
         run's. Reaped already (``systemd-notify`` without a barrier sends and exits): it
@@ -132,12 +137,14 @@ class Speech:
         st = self.e.os.read_stat(msg.pid)
         if st is not None:
             if run.pgid in (st.pgid, st.sid):
-                return True
-            key = (st.pid, st.start_ticks)
-            if self.e.lineage.owner.get(key) is None:
-                self.e.lineage.update(self.e._runs, max_age=0)
-            return self.e.lineage.owner.get(key) == run.token
-        return msg.uid in (0, self.e.os.uid_of(run.pid or 0))
+                return None
+            token = self.senders.judge((st.pid, st.start_ticks))
+            if isinstance(token, Judged):
+                return token.value
+            return None if token == run.token else Judged.STRANGER.value
+        if msg.uid in (0, self.e.os.uid_of(run.pid or 0)):
+            return None
+        return Judged.STRANGER.value
 
     def close(self) -> None:
         for name in list(self.sockets):
