@@ -189,3 +189,45 @@ def test_senders_are_judged_from_the_cache_and_tree_walks_are_rationed():
     assert senders.judge((8, 2)) is Judged.OVER_BUDGET, "a reused pid is a new process"
     now[0] += STRANGER_FOR
     assert senders.judge((7, 1)) is Judged.STRANGER and len(walks) == 3, "looked up anew"
+
+
+def test_an_errno_stream_keeps_the_status_short_and_costs_no_deadline(harness):
+    """3,000 ERRNO= (and MAINPID=, STOPPING=1) messages: the status stays within its cap
+    (it grew by one "errno N" per message, 12 MB and quadratic work), the notices are not
+    repeated, and an unrelated SIGKILL comes at its deadline."""
+    code = SENDER + ("send(b'STATUS=' + b'x' * 1000)\n"
+                     "for i in range(3000):\n"
+                     "    send(f'ERRNO={i % 4096}\\nMAINPID={os.getpid()}\\nSTOPPING=1'.encode())\n"
+                     "send(b'ERRNO=7')\n"
+                     "print('sent', flush=True)\n"
+                     "time.sleep(60)\n")
+    victim = ("import signal, time\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "print('ready', flush=True)\n"
+              "while True: time.sleep(1)\n")
+    h = harness([pyspec("victim", victim, stop_timeout=1.5, kill_timeout=3),
+                 pyspec("chatty", code)])
+    h.wait_output("victim", "ready")
+    h.sup.stop("victim")
+    h.wait_output("chatty", "sent")
+    wait_until(lambda: h.view("chatty").status.endswith("errno 7"), what="the last errno")
+    assert h.view("chatty").status == "x" * 200 + " · errno 7"
+    outcome = h.outcome("victim")
+    view = h.view("victim")
+    late = view.kill_sent_at - (view.stop_requested_at + 1.5)
+    assert outcome.kind is OutcomeKind.KILLED and late < 0.3, (late, outcome.text)
+    notices = h.sup.buffer("chatty").read(0).lines
+    assert sum("says its main process is pid" in line for line in notices) == 1
+    assert sum("says it is stopping" in line for line in notices) == 1
+    assert h.sup.crash is None
+
+
+def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
+    from proctui.core.speech import MAX_STATUS, status_line
+
+    assert len(status_line("x" * 4000, None)) == MAX_STATUS
+    line = ""
+    for i in range(3000):
+        line = status_line("degraded", i)
+    assert line == "degraded · errno 2999"
+    assert status_line("", 5) == "errno 5" and status_line("a\x1bb", None) == "a\\x1bb"

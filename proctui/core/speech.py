@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.core.notify import Message, NotifySocket
@@ -22,12 +23,33 @@ if TYPE_CHECKING:
 MAX_STATUS = 200  # characters of STATUS= shown
 
 
+def status_line(status: str, errno: int | None) -> str:
+    """What the views show: the last STATUS= (visible, capped) and the last ERRNO=.
+    Made anew from both each time, never appended to: a stream of ERRNO= once grew it
+    by one "errno N" per message (12 MB and quadratic work after 3,000)."""
+    text = visible(status[: MAX_STATUS * 4])[:MAX_STATUS]
+    if errno is None:
+        return text
+    return f"{text} · errno {errno}" if text else f"errno {errno}"
+
+
+@dataclass(slots=True)
+class _Said:
+    """What a run said last, so that a repeated message is not a new notice."""
+
+    status: str = ""
+    errno: int | None = None
+    main_pid: int | None = None
+    stopping: bool = False
+
+
 class Speech:
     def __init__(self, engine: Engine) -> None:
         self.e = engine
         self.probes: set[int] = set()
         self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
         self._warned = False
+        self._said: dict[str, _Said] = {}  # process name -> what its current run said
         self.senders = Senders(engine.lineage.owner.get,
                                lambda: engine.lineage.update(engine._runs, max_age=0))
 
@@ -53,6 +75,7 @@ class Speech:
 
     def spawned(self, m: Managed, run: Run) -> None:
         m.ready_at, m.status = None, ""
+        self._said[m.name] = _Said()
         spec = m.spec
         m.checks = Checks(run, spec.ready, spec.ready_timeout, spec.watchdog_sec,
                           on_ready=lambda how: self._ready(m, run, how),
@@ -107,16 +130,18 @@ class Speech:
             return refused
         self.e.journal.write("notify", m.name, pid=msg.pid, uid=msg.uid,
                              fields=dict(msg.fields))
-        status = msg.get("STATUS")
-        if status is not None:
-            m.status = visible(status)[:MAX_STATUS]
-        errno = msg.number("ERRNO")
-        if errno is not None:
-            m.status = (m.status + " · " if m.status else "") + f"errno {errno}"
-        if msg.get("STOPPING") == "1":
+        said = self._said.setdefault(m.name, _Said())
+        status, errno = msg.get("STATUS"), msg.number("ERRNO")
+        if status is not None or errno is not None:
+            said.status = said.status if status is None else status[: MAX_STATUS * 4]
+            said.errno = said.errno if errno is None else errno
+            m.status = status_line(said.status, said.errno)
+        if msg.get("STOPPING") == "1" and not said.stopping:
+            said.stopping = True
             self.e.notice(m, "says it is stopping")
         main = msg.number("MAINPID")
-        if main is not None:
+        if main is not None and main != said.main_pid:
+            said.main_pid = main
             self.e.notice(m, f"says its main process is pid {main}")
         if m.checks is not None:
             for text in m.checks.message(msg):
