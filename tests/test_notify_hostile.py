@@ -231,3 +231,37 @@ def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
         line = status_line("degraded", i)
     assert line == "degraded · errno 2999"
     assert status_line("", 5) == "errno 5" and status_line("a\x1bb", None) == "a\\x1bb"
+
+
+def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
+    """The operator chose "wait with no deadline"; the process keeps sending
+    EXTEND_TIMEOUT_USEC=1000000. It used to be killed 1 s later; it is waited for."""
+    code = SENDER + ("import signal\n"
+                     "asked = 0\n"
+                     "def bye(*a):\n"
+                     "    global asked\n"
+                     "    while asked < 30:\n"
+                     "        send(b'EXTEND_TIMEOUT_USEC=1000000')\n"
+                     "        asked += 1\n"
+                     "        print('asked', asked, flush=True)\n"
+                     "        time.sleep(0.1)\n"
+                     "    while True: time.sleep(1)\n"
+                     "signal.signal(signal.SIGTERM, bye)\n"
+                     "print('ready', flush=True)\n"
+                     "while True: time.sleep(1)\n")
+    h = harness([pyspec("svc", code, stop_timeout=30, kill_timeout=2)])
+    h.wait_output("svc", "ready")
+    h.sup.stop("svc")
+    h.wait_output("svc", "asked 1")
+    assert h.sup.wait_without_deadline("svc").result(timeout=5).ok
+    h.wait_output("svc", "asked 30")
+    assert h.view("svc").deadline is None
+    # The last request asked for one second more: nothing may come of it.
+    with pytest.raises(AssertionError):
+        wait_until(lambda: h.view("svc").kill_sent_at is not None, timeout=2,
+                   what="a SIGKILL (there must be none)")
+    view = h.view("svc")
+    assert view.phase is Phase.STOPPING and view.deadline is None, view
+    assert view.kill_sent_at is None and view.outcome is None
+    h.sup.kill("svc")
+    assert h.outcome("svc").text.startswith("killed with SIGKILL by operator")
