@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from proctui.core.engine import Engine
 
 MAX_STATUS = 200  # characters of STATUS= shown
+MAX_JOURNAL_VALUE = 256  # characters of each notify field in the journal
 
 
 def status_line(status: str, errno: int | None) -> str:
@@ -128,8 +129,8 @@ class Speech:
         refused = self._from(run, msg)
         if refused is not None:
             return refused
-        self.e.journal.write("notify", m.name, pid=msg.pid, uid=msg.uid,
-                             fields=dict(msg.fields))
+        self.e.journal.chatter("notify", m.name, pid=msg.pid, uid=msg.uid,
+                               fields={k: v[:MAX_JOURNAL_VALUE] for k, v in msg.fields})
         said = self._said.setdefault(m.name, _Said())
         status, errno = msg.get("STATUS"), msg.number("ERRNO")
         if status is not None or errno is not None:
@@ -146,10 +147,10 @@ class Speech:
         if m.checks is not None:
             for text in m.checks.message(msg):
                 self.e.notice(m, text)
-        if msg.get("EXTEND_TIMEOUT_USEC"):
-            self.e.journal.write("extend", m.name, who="process",
-                                 usec=msg.get("EXTEND_TIMEOUT_USEC"),
-                                 deadline=run.state.deadline)
+        extend = msg.number("EXTEND_TIMEOUT_USEC")
+        if extend is not None:
+            self.e.journal.chatter("extend", m.name, who="process", usec=extend,
+                                   deadline=run.state.deadline)
         self.e.changed(m)
         return None
 
