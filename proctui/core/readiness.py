@@ -41,6 +41,7 @@ class Checks:
         self._ready_deadline: float | None = None
         self._watchdog_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._probe_proc: subprocess.Popen[bytes] | None = None  # the exec probe running now
         self._closed = False
         if ready is not None:
             if ready_timeout is not None:
@@ -106,14 +107,20 @@ class Checks:
 
     async def _exec(self, check: ReadyCheck) -> bool:
         """Run the probe in a session of its own, wait for it by its pidfd, kill its
-        group if it takes too long."""
+        group if it takes too long, or when the run ends or proctui closes (close()):
+        a probe that hangs must not outlive proctui with ppid 1."""
         assert check.exec is not None
         spec = self.run.spec
         proc = subprocess.Popen(check.exec, cwd=str(spec.cwd), env=spec.environ(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        self._probe_proc = proc
         self.probes.add(proc.pid)
-        fd = os.pidfd_open(proc.pid)
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except OSError:
+            self._kill_probe()
+            raise
         try:
             for attempt in range(2):
                 done = self.loop.create_future()
@@ -122,14 +129,24 @@ class Checks:
                     await asyncio.wait_for(done, PROBE_TIMEOUT if attempt == 0 else 1.0)
                     break
                 except TimeoutError:
-                    with contextlib.suppress(OSError):
-                        os.killpg(proc.pid, signal.SIGKILL)
+                    self._kill_probe()
                 finally:
                     self.loop.remove_reader(fd)
             return proc.poll() == 0  # never a blocking wait on the core's loop
         finally:
+            if self._probe_proc is proc:
+                self._kill_probe()  # cancelled (the run ended): its group goes too
+                self._probe_proc = None
             os.close(fd)
             self.probes.discard(proc.pid)  # if it lives on, the orphan reaper takes it
+
+    def _kill_probe(self) -> None:
+        """SIGKILL the probe's group (its session: it is the leader). Only while its
+        leader is not reaped, so that the group id cannot be someone else's yet."""
+        proc = self._probe_proc
+        if proc is not None and proc.returncode is None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
     # -- messages ---------------------------------------------------------------------
 
@@ -176,6 +193,9 @@ class Checks:
 
     def close(self) -> None:
         self._closed = True
+        # Now, not when the cancelled task next runs: at proctui's end the loop may
+        # never run it again.
+        self._kill_probe()
         for handle in self._timers:
             handle.cancel()
         if self._watchdog_timer is not None:

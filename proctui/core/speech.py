@@ -173,5 +173,9 @@ class Speech:
         return Judged.STRANGER.value
 
     def close(self) -> None:
+        for m in self.e.processes:
+            if m.checks is not None:  # a run left running: its probe still goes
+                m.checks.close()
+                m.checks = None
         for name in list(self.sockets):
             self._close(name)
