@@ -229,3 +229,21 @@ def test_the_notify_parser_never_raises_and_bounds_every_number(data):
     for key, value in got:
         assert "\0" not in value and "\n" not in value
         msg.number(key)  # any key as a number: an int or None, never an exception
+
+
+JSONISH = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
+              st.text(max_size=20), st.binary(max_size=10)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=5), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSONISH, max_size=6))
+def test_any_journal_entry_encodes_to_one_ascii_line_of_json(data):
+    from proctui.core.journal import encode
+
+    line = encode({"t": 1.0, "wall": 2.0, "kind": "x", **data})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1 and line.isascii()
+    assert isinstance(json.loads(line), dict)

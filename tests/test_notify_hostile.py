@@ -98,6 +98,13 @@ def test_an_outsider_sending_hostile_datagrams_is_dropped_and_counted(harness):
     # Judged by its bytes before its sender: garbage costs no lineage lookup at all.
     assert dropped(sock) == len(HOSTILE), sock.dropped
     assert h.view("svc").phase is Phase.RUNNING
+    counts = dict(sock.dropped)
+    h.sup.stop("svc")
+    h.outcome("svc")
+    wait_until(lambda: any(e["kind"] == "notify-dropped" for e in h.sup.journal()),
+               what="the dropped counts in the journal")
+    (entry,) = [e for e in h.sup.journal() if e["kind"] == "notify-dropped"]
+    assert entry["name"] == "svc" and entry["dropped"] == counts
 
 
 FLOODER = ("import socket, sys, time\n"

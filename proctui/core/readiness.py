@@ -43,6 +43,7 @@ class Checks:
         self._task: asyncio.Task[None] | None = None
         self._probe_proc: subprocess.Popen[bytes] | None = None  # the exec probe running now
         self._closed = False
+        self._asked_said = -1e9  # when "asked for more time to become ready" was last said
         if ready is not None:
             if ready_timeout is not None:
                 self._ready_deadline = time.monotonic() + ready_timeout
@@ -162,7 +163,10 @@ class Checks:
                 self.run.extend(by, Who.PROCESS)
             elif not self.ready and self._ready_deadline is not None:
                 self._ready_deadline = max(self._ready_deadline, time.monotonic() + by)
-                said.append(f"asked for {setting(round(by, 1))} more to become ready")
+                now = time.monotonic()
+                if now - self._asked_said >= 1.0:  # a stream of requests: one line a second
+                    self._asked_said = now
+                    said.append(f"asked for {setting(round(by, 1))} more to become ready")
         usec = msg.number("WATCHDOG_USEC")
         if usec is not None:
             self.watchdog = usec / 1e6 or None

@@ -99,6 +99,11 @@ class Speech:
         sock = self.sockets.pop(name, None)
         if sock is not None:
             self.dropped.update(sock.dropped)
+            if sock.dropped:
+                # What was refused at this run's door, and why: a flood or a broken
+                # sender shows in the journal, not only in a counter nobody reads.
+                self.e.journal.write("notify-dropped", name, received=sock.received,
+                                     dropped=dict(sock.dropped))
             sock.close()
 
     @property
