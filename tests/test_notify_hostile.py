@@ -183,7 +183,7 @@ def test_senders_are_judged_from_the_cache_and_tree_walks_are_rationed():
         walks.append(now[0])
         owners.update(found)
 
-    senders = Senders(owners.get, walk, lambda: now[0])
+    senders = Senders(owners.get, walk, clock=lambda: now[0])
     assert senders.judge((7, 1)) is Judged.STRANGER and len(walks) == 1
     assert senders.judge((7, 1)) is Judged.STRANGER and len(walks) == 1, "remembered"
     for pid in range(8, 1000):  # a new sender for every datagram: one walk in all
@@ -272,3 +272,18 @@ def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
     assert view.kill_sent_at is None and view.outcome is None
     h.sup.kill("svc")
     assert h.outcome("svc").text.startswith("killed with SIGKILL by operator")
+
+
+def test_a_sender_outside_proctuis_tree_costs_no_walk():
+    from proctui.core.senders import Judged, Senders, outside_tree
+
+    parents = {50: 40, 40: 1, 60: 10, 70: 60, 80: 999}  # 10 is proctui
+    assert outside_tree(50, 10, parents.get)
+    assert not outside_tree(70, 10, parents.get) and not outside_tree(60, 10, parents.get)
+    assert not outside_tree(80, 10, parents.get), "a parent gone: not proven"
+    walks: list[int] = []
+    senders = Senders({}.get, lambda: walks.append(1),
+                      lambda pid: outside_tree(pid, 10, parents.get), clock=lambda: 5.0)
+    assert senders.judge((50, 1)) is Judged.STRANGER and walks == []
+    assert senders.judge((70, 1)) is Judged.STRANGER and walks == [1], "inside: a walk"
+    assert senders.judge((60, 1)) is Judged.OVER_BUDGET, "the ration is for the tree"

@@ -29,13 +29,35 @@ class Judged(Enum):
     OVER_BUDGET = "over the lookup budget"
 
 
+MAX_HOPS = 64  # parents followed to see whether a sender is in proctui's tree at all
+
+
+def outside_tree(pid: int, root: int, parent_of: Callable[[int], int | None]) -> bool:
+    """Is ``pid`` proven not to descend from ``root``? Its parents up to init, a few
+    reads: much cheaper than a walk of the whole tree, and a walk could never attribute
+    such a sender anyway. proctui is a child subreaper, so nothing of its tree is ever
+    re-parented past it. When in doubt (a process gone meanwhile, a very deep chain),
+    not proven."""
+    for _ in range(MAX_HOPS):
+        parent = parent_of(pid)
+        if parent is None or parent == root:
+            return False
+        if parent <= 1:
+            return True
+        pid = parent
+    return False
+
+
 class Senders:
     def __init__(self, owner: Callable[[Key], str | None], walk: Callable[[], None],
+                 outside: Callable[[int], bool] = lambda pid: False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """``owner``: the run token the lineage knows for a process (no I/O); ``walk``:
-        a fresh walk of the tree that updates what ``owner`` knows."""
+        a fresh walk of the tree that updates what ``owner`` knows; ``outside``: is a
+        pid proven to be outside proctui's tree (outside_tree)."""
         self.owner = owner
         self.walk = walk
+        self.outside = outside
         self.clock = clock
         self.strangers: dict[Key, float] = {}  # process -> until when it stays one
         self.next_walk = 0.0
@@ -50,6 +72,11 @@ class Senders:
         until = self.strangers.get(key)
         if until is not None and now < until:
             return Judged.STRANGER
+        if self.outside(key[0]):
+            # Outside the tree: a stranger for sure, found without spending the
+            # ration of walks that senders inside the tree may need.
+            self._remember(key, now)
+            return Judged.STRANGER
         if now < self.next_walk:
             return Judged.OVER_BUDGET
         self.next_walk = now + WALK_EVERY
@@ -59,9 +86,12 @@ class Senders:
         if token is not None:
             self.strangers.pop(key, None)
             return token
+        self._remember(key, now)
+        return Judged.STRANGER
+
+    def _remember(self, key: Key, now: float) -> None:
         if len(self.strangers) >= MAX_STRANGERS:
             # dicts keep insertion order: forget the oldest half
             for old in list(self.strangers)[: MAX_STRANGERS // 2]:
                 del self.strangers[old]
         self.strangers[key] = now + STRANGER_FOR
-        return Judged.STRANGER

@@ -4,6 +4,7 @@ process outside it), readiness and the watchdog, and the journal entries they ma
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from proctui.core.outcome import seconds
 from proctui.core.process import Managed
 from proctui.core.readiness import Checks
 from proctui.core.run import Run
-from proctui.core.senders import Judged, Senders
+from proctui.core.senders import Judged, Senders, outside_tree
 from proctui.core.text import visible
 
 if TYPE_CHECKING:
@@ -51,8 +52,9 @@ class Speech:
         self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
         self._warned = False
         self._said: dict[str, _Said] = {}  # process name -> what its current run said
-        self.senders = Senders(engine.lineage.owner.get,
-                               lambda: engine.lineage.update(engine._runs, max_age=0))
+        self.senders = Senders(
+            engine.lineage.owner.get, lambda: engine.lineage.update(engine._runs, max_age=0),
+            lambda pid: outside_tree(pid, os.getpid(), self._parent_of))
 
     def child_env(self, m: Managed) -> dict[str, str]:
         """The environment a new run of ``m`` gets: its own notify socket (the address
@@ -137,6 +139,7 @@ class Speech:
         self.e.journal.chatter("notify", m.name, pid=msg.pid, uid=msg.uid,
                                fields={k: v[:MAX_JOURNAL_VALUE] for k, v in msg.fields})
         said = self._said.setdefault(m.name, _Said())
+        before, notices = m.status, 0
         status, errno = msg.get("STATUS"), msg.number("ERRNO")
         if status is not None or errno is not None:
             said.status = said.status if status is None else status[: MAX_STATUS * 4]
@@ -144,19 +147,25 @@ class Speech:
             m.status = status_line(said.status, said.errno)
         if msg.get("STOPPING") == "1" and not said.stopping:
             said.stopping = True
+            notices += 1
             self.e.notice(m, "says it is stopping")
         main = msg.number("MAINPID")
         if main is not None and main != said.main_pid:
             said.main_pid = main
+            notices += 1
             self.e.notice(m, f"says its main process is pid {main}")
         if m.checks is not None:
             for text in m.checks.message(msg):
+                notices += 1
                 self.e.notice(m, text)
         extend = msg.number("EXTEND_TIMEOUT_USEC")
         if extend is not None:
             self.e.journal.chatter("extend", m.name, who="process", usec=extend,
                                    deadline=run.state.deadline)
-        self.e.changed(m)
+        if m.status != before or notices:
+            # A new snapshot only when there is something new to see (a WATCHDOG=1 or
+            # a repeated STATUS makes none); readiness and deadlines publish their own.
+            self.e.changed(m)
         return None
 
     def _from(self, run: Run, msg: Message) -> str | None:
@@ -176,6 +185,10 @@ class Speech:
         if msg.uid in (0, self.e.os.uid_of(run.pid or 0)):
             return None
         return Judged.STRANGER.value
+
+    def _parent_of(self, pid: int) -> int | None:
+        st = self.e.os.read_stat(pid)
+        return st.ppid if st is not None else None
 
     def close(self) -> None:
         for m in self.e.processes:
