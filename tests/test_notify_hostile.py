@@ -238,6 +238,7 @@ def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
         line = status_line("degraded", i)
     assert line == "degraded · errno 2999"
     assert status_line("", 5) == "errno 5" and status_line("a\x1bb", None) == "a\\x1bb"
+    assert status_line("evil\u202etxt.exe", None) == "evil\\u202etxt.exe"
 
 
 def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):

@@ -5,6 +5,7 @@ process outside it), readiness and the watchdog, and the journal entries they ma
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -25,11 +26,16 @@ MAX_STATUS = 200  # characters of STATUS= shown
 MAX_JOURNAL_VALUE = 256  # characters of each notify field in the journal
 
 
+# Bidirectional controls: U+202E in a STATUS turns the rest of a console row around.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def status_line(status: str, errno: int | None) -> str:
     """What the views show: the last STATUS= (visible, capped) and the last ERRNO=.
     Made anew from both each time, never appended to: a stream of ERRNO= once grew it
     by one "errno N" per message (12 MB and quadratic work after 3,000)."""
-    text = visible(status[: MAX_STATUS * 4])[:MAX_STATUS]
+    text = _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", visible(status[: MAX_STATUS * 4]))
+    text = text[:MAX_STATUS]
     if errno is None:
         return text
     return f"{text} · errno {errno}" if text else f"errno {errno}"
