@@ -116,3 +116,85 @@ def test_a_status_loop_does_not_lose_the_shutdown(harness, run_dir):
     assert all(len(json.dumps(e)) < 2000 for e in notify), "values are capped"
     assert (run_dir.path / journal_mod.NAME).stat().st_size < 200_000
     assert len(h.sup.journal()) < 200
+
+
+def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harness, run_dir):
+    """EXTEND_TIMEOUT_USEC in a tight loop during the stop: each one moved the deadline a
+    little, and each move was a notice, a snapshot and a journal entry (a "deadline",
+    which the journal must keep). Small moves are coalesced; the process still gets the
+    time it asks for, within max_stop_time."""
+    code = ("import os, signal, socket, time\n"
+            "a = os.environ['NOTIFY_SOCKET']; a = '\\0' + a[1:]\n"
+            "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+            "def bye(*_):\n"
+            "    while True:\n"
+            "        try:\n"
+            "            s.sendto(b'EXTEND_TIMEOUT_USEC=1000000', a)\n"
+            "        except OSError:\n"
+            "            time.sleep(0.001)\n"
+            "signal.signal(signal.SIGTERM, bye)\n"
+            "print('ready', flush=True)\n"
+            "while True: time.sleep(1)\n")
+    h = harness([pyspec("greedy", code, stop_timeout=1, kill_timeout=3, max_stop_time=3)],
+                run_dir=run_dir)
+    h.wait_output("greedy", "ready")
+    h.sup.stop("greedy")
+    outcome = h.outcome("greedy")
+    view = h.view("greedy")
+    took = view.kill_sent_at - view.stop_requested_at
+    assert outcome.kind is OutcomeKind.KILLED and 2.9 < took < 3.3, (took, outcome.text)
+    sock_received = sum(1 for e in h.sup.journal() if e["kind"] == "extend")
+    entries = read(run_dir)
+    deadlines = [e for e in entries if e["kind"] == "deadline"]
+    assert len(deadlines) <= 40, len(deadlines)
+    notices = [line for line in h.sup.buffer("greedy").read(0).lines
+               if "extended by the process" in line]
+    assert len(notices) <= 40, len(notices)
+    # The requests themselves are chatter: a few a second, and the latest before each
+    # entry that matters (here the deadlines).
+    assert sock_received <= 2 * len(deadlines) + 20, (sock_received, len(deadlines))
+
+
+def test_coalesced_extensions_are_passed_on_before_the_deadline():
+    """Requests between two passes are not lost: the latest is passed on in time."""
+    import asyncio
+    import time
+
+    from proctui.core import machine as m
+    from proctui.core.notify import Message
+    from proctui.core.readiness import EXTEND_GRAIN, Checks
+
+    class FakeRun:
+        def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+            self.loop = loop
+            self.state = m.step(m.initial(m.Policy(stop_timeout=0.3)),
+                                m.StopRequested(time.monotonic()))[0]
+            self.passed: list[float] = []
+            self.live = True
+
+        def extend(self, by: float, who: object) -> bool:
+            self.state = m.step(self.state, m.ExtendRequested(time.monotonic(), by, who))[0]
+            self.passed.append(self.state.deadline)
+            return True
+
+    def ask(checks: Checks, usec: int) -> None:
+        checks.message(Message(1, 0, (("EXTEND_TIMEOUT_USEC", str(usec)),)))
+
+    async def scenario() -> FakeRun:
+        run = FakeRun(asyncio.get_running_loop())
+        checks = Checks(run, None, None, None, on_ready=lambda how: None,  # type: ignore[arg-type]
+                        say=lambda text: None, probes=set())
+        ask(checks, 500_000)  # passed on at once
+        first = run.state.deadline
+        for _ in range(50):  # a tight loop: coalesced
+            ask(checks, 500_000)
+        ask(checks, 520_000)  # the latest asks a little more
+        asked = time.monotonic() + 0.52
+        assert len(run.passed) == 1
+        await asyncio.sleep(EXTEND_GRAIN * 2)
+        assert len(run.passed) == 2 and run.state.deadline >= asked - 0.01
+        assert run.state.deadline > first
+        checks.close()
+        return run
+
+    asyncio.run(scenario())

@@ -15,11 +15,13 @@ import time
 from collections.abc import Callable
 
 from proctui.config import ReadyCheck
+from proctui.core.machine import Phase
 from proctui.core.notify import Message
 from proctui.core.outcome import Who, setting
 from proctui.core.run import Run
 
 PROBE_TIMEOUT = 10.0  # seconds an exec probe may take before it is killed
+EXTEND_GRAIN = 0.1  # seconds: a process's extensions of its stop are passed on this often
 
 
 class Checks:
@@ -44,6 +46,9 @@ class Checks:
         self._probe_proc: subprocess.Popen[bytes] | None = None  # the exec probe running now
         self._closed = False
         self._asked_said = -1e9  # when "asked for more time to become ready" was last said
+        self._extended_at = -1e9  # when an extension was last passed on to the stop
+        self._extension: float | None = None  # the latest deadline asked for since
+        self._extension_timer: asyncio.TimerHandle | None = None
         if ready is not None:
             if ready_timeout is not None:
                 self._ready_deadline = time.monotonic() + ready_timeout
@@ -160,7 +165,7 @@ class Checks:
         if extend is not None:
             by = extend / 1e6
             if self.run.state.phase.stopping:
-                self.run.extend(by, Who.PROCESS)
+                self._extend_stop(by)
             elif not self.ready and self._ready_deadline is not None:
                 self._ready_deadline = max(self._ready_deadline, time.monotonic() + by)
                 now = time.monotonic()
@@ -177,6 +182,42 @@ class Checks:
         elif ping == "trigger":
             self._watchdog_expired()
         return said
+
+    def _extend_stop(self, by: float) -> None:
+        """EXTEND_TIMEOUT_USEC during the stop, passed on at most once per EXTEND_GRAIN:
+        a process asking in a tight loop moved the deadline thousands of times a
+        second, each move a notice, a snapshot and a journal entry that the journal
+        must keep. Requests in between are coalesced into the latest deadline asked
+        for, passed on before the current deadline comes, so nothing asked is lost."""
+        state = self.run.state
+        if state.phase not in (Phase.STOPPING, Phase.DECIDING) or state.operator_waits:
+            return  # the machine would refuse it: spare the snapshot
+        now = time.monotonic()
+        wanted = now + by
+        if state.deadline is None or now - self._extended_at >= EXTEND_GRAIN:
+            self._pass_extension(wanted, now)
+            return
+        if wanted <= state.deadline:
+            return
+        self._extension = max(self._extension or 0.0, wanted)
+        if self._extension_timer is None:
+            due = min(self._extended_at + EXTEND_GRAIN, state.deadline - EXTEND_GRAIN / 4)
+            self._extension_timer = self.loop.call_at(max(due, now), self._pass_pending)
+
+    def _pass_pending(self) -> None:
+        self._extension_timer = None
+        wanted, self._extension = self._extension, None
+        if wanted is not None and not self._closed and self.run.state.phase.stopping:
+            self._pass_extension(wanted, time.monotonic())
+
+    def _pass_extension(self, wanted: float, now: float) -> None:
+        self._extended_at = now
+        self._extension = None
+        if self._extension_timer is not None:
+            self._extension_timer.cancel()
+            self._extension_timer = None
+        if wanted > now:
+            self.run.extend(wanted - now, Who.PROCESS)
 
     # -- the watchdog -----------------------------------------------------------------
 
@@ -204,5 +245,7 @@ class Checks:
             handle.cancel()
         if self._watchdog_timer is not None:
             self._watchdog_timer.cancel()
+        if self._extension_timer is not None:
+            self._extension_timer.cancel()
         if self._task is not None:
             self._task.cancel()
