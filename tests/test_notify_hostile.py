@@ -99,6 +99,7 @@ def test_an_outsider_sending_hostile_datagrams_is_dropped_and_counted(harness):
     assert dropped(sock) == len(HOSTILE), sock.dropped
     assert h.view("svc").phase is Phase.RUNNING
     counts = dict(sock.dropped)
+    assert h.sup._engine.speech.dropped_counts() == {"svc": counts}
     h.sup.stop("svc")
     h.outcome("svc")
     wait_until(lambda: any(e["kind"] == "notify-dropped" for e in h.sup.journal()),

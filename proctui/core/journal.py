@@ -1,7 +1,14 @@
 """The run's journal: every fact worth showing later, one JSON object a line, in the run
 directory (journal.jsonl; the previous run's is kept as journal.1.jsonl). Each entry has
 a monotonic time (``t``, comparable within a boot) and a wall time (``wall``). Pictures
-(proctui timeline) and summaries are drawn from it."""
+(proctui timeline) and summaries are drawn from it.
+
+A process can talk as fast as it likes; the journal must still tell how its shutdown
+went. So what a process says (notify messages: ``chatter``) is coalesced per process, a
+few entries a second, and may fill only part of the file; the rest is kept for the
+entries that tell what happened (``write``: start, stop, signals, deadlines, decisions,
+outcomes, the end). Memory is bounded in bytes too, and every entry is written as ASCII
+JSON whatever it holds."""
 
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ MAX_BYTES = 64 << 20  # past this the journal stops growing (and says so once)
 RESERVE = 8 << 20
 CHATTER_PER_SECOND = 4  # chatter entries per process and kind; the rest coalesced
 KEPT = 50_000  # entries also kept in memory, for a console's timeline
-MEMORY = 16 << 20  # and at most about this many bytes of them (as JSON)
+MEMORY = 8 << 20  # and at most about this many bytes of them as JSON (some 20 MB live)
 
 Entry = dict[str, object]
 

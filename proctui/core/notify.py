@@ -5,8 +5,10 @@ it has no file permissions, so a service that dropped its privileges to its own 
 can still send to it, as to systemd's own socket. Trust rests on the sender's
 credentials, which the kernel attaches to each datagram (SO_PASSCRED): the sending pid
 must belong to a supervised run, or the message is ignored and counted. A malformed or
-oversized datagram is dropped and counted, never a crash; file descriptors passed along
-(FDSTORE) are closed at once.
+oversized datagram, or one with a number that is not a bounded run of ASCII digits, is
+dropped and counted, never a crash; file descriptors passed along (FDSTORE) are closed
+at once. A few datagrams are read per wakeup, so that a flood leaves the loop's timers
+their turn.
 """
 
 from __future__ import annotations

@@ -116,9 +116,19 @@ class Speech:
 
     @property
     def dropped(self) -> Counter[str]:
+        """Datagrams dropped, per reason, by the sockets of runs that have ended."""
         if not hasattr(self, "_dropped"):
             self._dropped: Counter[str] = Counter()
         return self._dropped
+
+    def dropped_counts(self) -> dict[str, dict[str, int]]:
+        """Datagrams dropped so far, per process and reason, live sockets included (for
+        a status line: a flood or a broken sender should be seen)."""
+        counts = {name: dict(sock.dropped) for name, sock in self.sockets.items()
+                  if sock.dropped}
+        if self.dropped:
+            counts["(ended runs)"] = dict(self.dropped)
+        return counts
 
     def _failed(self, m: Managed, sock: NotifySocket, error: Exception) -> None:
         if sock.dropped["handler error"] == 1:  # once per run: a sender can repeat it
