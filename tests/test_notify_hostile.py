@@ -4,13 +4,18 @@ service stops, and nothing a sender does delays anybody's deadline (issue 17).""
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import socket
+import subprocess
+import sys
 
 import pytest
 
+from proctui.config import ReadyCheck
 from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind
-from tests.conftest import pyspec, wait_until
+from tests.conftest import pyspec, spec, wait_until
 
 SENDER = ("import os, socket, time\n"
           "a = os.environ['NOTIFY_SOCKET']; a = '\\0' + a[1:]\n"
@@ -129,9 +134,6 @@ def test_a_flood_from_an_outsider_does_not_delay_a_victims_sigkill(harness):
     """An outsider (a stray in proctui's tree, older than every run, so no run can claim
     it) floods the victim's notify socket with valid messages while the victim, which
     ignores SIGTERM, is stopped: its SIGKILL comes at its deadline, not seconds late."""
-    import subprocess
-    import sys
-
     flooder = subprocess.Popen([sys.executable, "-c", FLOODER, "8"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
     try:
@@ -289,3 +291,17 @@ def test_a_sender_outside_proctuis_tree_costs_no_walk():
     assert senders.judge((50, 1)) is Judged.STRANGER and walks == []
     assert senders.judge((70, 1)) is Judged.STRANGER and walks == [1], "inside: a walk"
     assert senders.judge((60, 1)) is Judged.OVER_BUDGET, "the ration is for the tree"
+
+
+def test_a_sender_of_the_run_outside_its_group_is_still_heard(harness):
+    """The positive side of judging senders cheaply: a process of the run in a session
+    of its own (setsid) is found by one walk of the tree and its READY=1 counts."""
+    if shutil.which("setsid") is None:
+        pytest.skip("needs setsid")
+    helper = SENDER + "send(b'READY=1\\nSTATUS=from my own session')\ntime.sleep(60)\n"
+    cmd = f"setsid {shlex.quote(sys.executable)} -c {shlex.quote(helper)} & exec sleep 60"
+    h = harness([spec("svc", cmd, ready=ReadyCheck(notify=True))])
+    wait_until(lambda: h.view("svc").ready_at is not None, what="READY=1 from the helper")
+    assert h.view("svc").status == "from my own session"
+    sock = h.sup._engine.speech.sockets["svc"]
+    assert not sock.dropped, sock.dropped
