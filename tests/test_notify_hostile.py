@@ -38,6 +38,7 @@ HOSTILE = [
     b"ERRNO=" + b"9" * 400,
     b"EXTEND_TIMEOUT_USEC=99999999999999999999",  # past what a uint64 holds
     b"EXTEND_TIMEOUT_USEC=-5",
+    b"EXTEND_TIMEOUT_USEC=1e300",  # once shown as an extension of 290 digits
     b"EXTEND_TIMEOUT_USEC= 5",
     b"WATCHDOG_USEC=1\x002",
     b"STATUS=a\x00b",
