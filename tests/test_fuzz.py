@@ -204,3 +204,46 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
     finally:
         h.sup.abandon_all().result(timeout=5)
         h.sup.close()
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(
+    st.binary(max_size=600),
+    st.lists(st.tuples(st.sampled_from([*NOTIFY_KEYS, "MONOTONIC_USEC", "a", ""]),
+                       st.one_of(st.text(max_size=30), st.integers(-10, 10**30).map(str),
+                                 st.text("0123456789²³¹٣߁੧", max_size=25))),
+             max_size=6).map(lambda kv: "\n".join(f"{k}={v}" for k, v in kv).encode())))
+def test_the_notify_parser_never_raises_and_bounds_every_number(data):
+    from proctui.core.notify import NUMBERS, Message, parse
+
+    got = parse(data)
+    if isinstance(got, str):
+        assert got in ("malformed", "bad number")
+        return
+    msg = Message(1, 0, got)
+    for key, (smallest, largest) in NUMBERS.items():
+        if msg.get(key) is not None:
+            value = msg.number(key)
+            assert value is not None and smallest <= value <= largest
+            assert msg.get(key).isascii()
+    for key, value in got:
+        assert "\0" not in value and "\n" not in value
+        msg.number(key)  # any key as a number: an int or None, never an exception
+
+
+JSONISH = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
+              st.text(max_size=20), st.binary(max_size=10)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=5), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSONISH, max_size=6))
+def test_any_journal_entry_encodes_to_one_ascii_line_of_json(data):
+    from proctui.core.journal import encode
+
+    line = encode({"t": 1.0, "wall": 2.0, "kind": "x", **data})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1 and line.isascii()
+    assert isinstance(json.loads(line), dict)

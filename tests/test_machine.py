@@ -230,3 +230,31 @@ def test_the_state_is_immutable():
     with pytest.raises(AttributeError):
         s.phase = Phase.ENDED  # type: ignore[misc]
     assert replace(s, phase=Phase.ENDED).phase is Phase.ENDED and s.phase is Phase.RUNNING
+
+
+def test_the_operators_wait_outranks_the_processs_extension():
+    """EXTEND_TIMEOUT_USEC after the operator chose to wait with no deadline brought a
+    deadline back (and a SIGKILL 1 s later): the operator's word stands."""
+    s, _ = run(start(max_stop_time=60), m.StopRequested(T0), m.WaitRequested(T0 + 3))
+    s, fx = run(s, m.ExtendRequested(T0 + 4, 1, Who.PROCESS))
+    assert s.deadline is None and s.phase is Phase.STOPPING and s.action is DeadlineAction.NONE
+    assert not any(isinstance(e, m.Arm) for e in fx) and sends(fx) == []
+    s, fx = run(s, m.DeadlineReached(T0 + 5))
+    assert s.phase is Phase.STOPPING and sends(fx) == []
+    # From a decision, too: the operator picked "wait" there.
+    s2, _ = run(start(on_timeout=OnTimeout.ASK), m.StopRequested(T0),
+                m.DeadlineReached(T0 + 10), m.WaitRequested(T0 + 11),
+                m.ExtendRequested(T0 + 12, 1, Who.PROCESS))
+    assert s2.deadline is None and s2.phase is Phase.STOPPING
+    # In the kill phase as well.
+    s3, _ = run(start(), m.StopRequested(T0), m.DeadlineReached(T0 + 10),
+                m.WaitRequested(T0 + 11), m.ExtendRequested(T0 + 12, 1, Who.PROCESS))
+    assert s3.deadline is None and s3.phase is Phase.KILLING
+
+
+def test_an_operators_deadline_after_the_wait_lets_the_process_ask_again():
+    s, _ = run(start(), m.StopRequested(T0), m.WaitRequested(T0 + 3),
+               m.ExtendRequested(T0 + 4, 5))
+    assert s.deadline == T0 + 9
+    s, fx = run(s, m.ExtendRequested(T0 + 5, 20, Who.PROCESS))
+    assert s.deadline == T0 + 25 and m.Arm(T0 + 25) in fx and s.extended_by_process

@@ -121,8 +121,10 @@ depends_on = ["db"]
                                  "--run-dir", str(run_dir), "--stop-after", "0"],
                                 cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert "Traceback" not in second.stderr, second.stderr
+        first_journal = (run_dir / "journal.1.jsonl").read_text()[-3000:]
         assert "db (leftover)" in second.stdout and "stops after web (leftover)" in \
-            second.stdout, second.stdout
+            second.stdout, (second.stdout, note.read_text() if note.exists() else "",
+                            first_journal)
         notes = {tuple(line.split()[:2]): float(line.split()[2])
                  for line in note.read_text().splitlines()}
         # db got its stop signal only once web had ended.

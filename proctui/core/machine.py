@@ -173,6 +173,9 @@ class StopState:
     timeout_total: float | None = None  # see RunRecord.timeout_total
     extended: float = 0.0
     extended_by_process: bool = False
+    # The operator chose to wait with no deadline: the process may not bring one back
+    # (EXTEND_TIMEOUT_USEC); only the operator can, by extending or killing.
+    operator_waits: bool = False
     abandoned_by: Who | None = None
     watchdog_sec: float | None = None
     ready_timeout: float | None = None
@@ -289,6 +292,7 @@ def _extend(s: StopState, e: ExtendRequested) -> Result:
     if not s.phase.stopping:
         return s, ()
     at, by = e.at, e.by
+    s = replace(s, operator_waits=False)
     if s.phase is Phase.KILLING:
         deadline = (s.deadline if s.deadline is not None else at) + by
         s = replace(s, deadline=deadline, window_start=at)
@@ -309,7 +313,8 @@ def _extend(s: StopState, e: ExtendRequested) -> Result:
 def _process_extends(s: StopState, e: ExtendRequested) -> Result:
     """EXTEND_TIMEOUT_USEC, as systemd defines it: the deadline becomes at least now plus
     the value, within max_stop_time of the stop request."""
-    if s.phase not in (Phase.STOPPING, Phase.DECIDING) or s.stop_requested_at is None:
+    if s.phase not in (Phase.STOPPING, Phase.DECIDING) or s.stop_requested_at is None \
+            or s.operator_waits:
         return s, ()
     wanted = e.at + e.by
     cap = s.policy.max_stop_time
@@ -330,9 +335,10 @@ def _wait_forever(s: StopState) -> Result:
     if not s.phase.stopping:
         return s, ()
     if s.phase is Phase.KILLING:
-        return replace(s, deadline=None, window_start=None), (
+        return replace(s, deadline=None, window_start=None, operator_waits=True), (
             Arm(None), Say("waiting without a deadline"))
-    s = replace(s, phase=Phase.STOPPING, deadline=None, window_start=None, timeout_total=None)
+    s = replace(s, phase=Phase.STOPPING, deadline=None, window_start=None, timeout_total=None,
+                operator_waits=True)
     return s, (Arm(None), Say("waiting without a deadline"))
 
 

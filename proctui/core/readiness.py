@@ -15,11 +15,13 @@ import time
 from collections.abc import Callable
 
 from proctui.config import ReadyCheck
+from proctui.core.machine import Phase
 from proctui.core.notify import Message
 from proctui.core.outcome import Who, setting
 from proctui.core.run import Run
 
 PROBE_TIMEOUT = 10.0  # seconds an exec probe may take before it is killed
+EXTEND_GRAIN = 0.1  # seconds: a process's extensions of its stop are passed on this often
 
 
 class Checks:
@@ -41,7 +43,12 @@ class Checks:
         self._ready_deadline: float | None = None
         self._watchdog_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._probe_proc: subprocess.Popen[bytes] | None = None  # the exec probe running now
         self._closed = False
+        self._asked_said = -1e9  # when "asked for more time to become ready" was last said
+        self._extended_at = -1e9  # when an extension was last passed on to the stop
+        self._extension: float | None = None  # the latest deadline asked for since
+        self._extension_timer: asyncio.TimerHandle | None = None
         if ready is not None:
             if ready_timeout is not None:
                 self._ready_deadline = time.monotonic() + ready_timeout
@@ -106,30 +113,46 @@ class Checks:
 
     async def _exec(self, check: ReadyCheck) -> bool:
         """Run the probe in a session of its own, wait for it by its pidfd, kill its
-        group if it takes too long."""
+        group if it takes too long, or when the run ends or proctui closes (close()):
+        a probe that hangs must not outlive proctui with ppid 1."""
         assert check.exec is not None
         spec = self.run.spec
         proc = subprocess.Popen(check.exec, cwd=str(spec.cwd), env=spec.environ(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
+        self._probe_proc = proc
         self.probes.add(proc.pid)
-        fd = os.pidfd_open(proc.pid)
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except OSError:
+            self._kill_probe()
+            raise
         try:
             for attempt in range(2):
                 done = self.loop.create_future()
-                self.loop.add_reader(fd, lambda d=done: d.done() or d.set_result(None))
+                self.loop.add_reader(fd, _settle, done)
                 try:
                     await asyncio.wait_for(done, PROBE_TIMEOUT if attempt == 0 else 1.0)
                     break
                 except TimeoutError:
-                    with contextlib.suppress(OSError):
-                        os.killpg(proc.pid, signal.SIGKILL)
+                    self._kill_probe()
                 finally:
                     self.loop.remove_reader(fd)
             return proc.poll() == 0  # never a blocking wait on the core's loop
         finally:
+            if self._probe_proc is proc:
+                self._kill_probe()  # cancelled (the run ended): its group goes too
+                self._probe_proc = None
             os.close(fd)
             self.probes.discard(proc.pid)  # if it lives on, the orphan reaper takes it
+
+    def _kill_probe(self) -> None:
+        """SIGKILL the probe's group (its session: it is the leader). Only while its
+        leader is not reaped, so that the group id cannot be someone else's yet."""
+        proc = self._probe_proc
+        if proc is not None and proc.returncode is None and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
     # -- messages ---------------------------------------------------------------------
 
@@ -138,17 +161,20 @@ class Checks:
         said = []
         if msg.get("READY") == "1":
             self._became_ready("READY=1")
-        extend = msg.get("EXTEND_TIMEOUT_USEC")
-        if extend is not None and extend.isdigit():
-            by = int(extend) / 1e6
+        extend = msg.number("EXTEND_TIMEOUT_USEC")
+        if extend is not None:
+            by = extend / 1e6
             if self.run.state.phase.stopping:
-                self.run.extend(by, Who.PROCESS)
+                self._extend_stop(by)
             elif not self.ready and self._ready_deadline is not None:
                 self._ready_deadline = max(self._ready_deadline, time.monotonic() + by)
-                said.append(f"asked for {setting(round(by, 1))} more to become ready")
-        usec = msg.get("WATCHDOG_USEC")
-        if usec is not None and usec.isdigit():
-            self.watchdog = int(usec) / 1e6 or None
+                now = time.monotonic()
+                if now - self._asked_said >= 1.0:  # a stream of requests: one line a second
+                    self._asked_said = now
+                    said.append(f"asked for {setting(round(by, 1))} more to become ready")
+        usec = msg.number("WATCHDOG_USEC")
+        if usec is not None:
+            self.watchdog = usec / 1e6 or None
             self._arm_watchdog()
         ping = msg.get("WATCHDOG")
         if ping == "1":
@@ -156,6 +182,42 @@ class Checks:
         elif ping == "trigger":
             self._watchdog_expired()
         return said
+
+    def _extend_stop(self, by: float) -> None:
+        """EXTEND_TIMEOUT_USEC during the stop, passed on at most once per EXTEND_GRAIN:
+        a process asking in a tight loop moved the deadline thousands of times a
+        second, each move a notice, a snapshot and a journal entry that the journal
+        must keep. Requests in between are coalesced into the latest deadline asked
+        for, passed on before the current deadline comes, so nothing asked is lost."""
+        state = self.run.state
+        if state.phase not in (Phase.STOPPING, Phase.DECIDING) or state.operator_waits:
+            return  # the machine would refuse it: spare the snapshot
+        now = time.monotonic()
+        wanted = now + by
+        if state.deadline is None or now - self._extended_at >= EXTEND_GRAIN:
+            self._pass_extension(wanted, now)
+            return
+        if wanted <= state.deadline:
+            return
+        self._extension = max(self._extension or 0.0, wanted)
+        if self._extension_timer is None:
+            due = min(self._extended_at + EXTEND_GRAIN, state.deadline - EXTEND_GRAIN / 4)
+            self._extension_timer = self.loop.call_at(max(due, now), self._pass_pending)
+
+    def _pass_pending(self) -> None:
+        self._extension_timer = None
+        wanted, self._extension = self._extension, None
+        if wanted is not None and not self._closed and self.run.state.phase.stopping:
+            self._pass_extension(wanted, time.monotonic())
+
+    def _pass_extension(self, wanted: float, now: float) -> None:
+        self._extended_at = now
+        self._extension = None
+        if self._extension_timer is not None:
+            self._extension_timer.cancel()
+            self._extension_timer = None
+        if wanted > now:
+            self.run.extend(wanted - now, Who.PROCESS)
 
     # -- the watchdog -----------------------------------------------------------------
 
@@ -176,9 +238,19 @@ class Checks:
 
     def close(self) -> None:
         self._closed = True
+        # Now, not when the cancelled task next runs: at proctui's end the loop may
+        # never run it again.
+        self._kill_probe()
         for handle in self._timers:
             handle.cancel()
         if self._watchdog_timer is not None:
             self._watchdog_timer.cancel()
+        if self._extension_timer is not None:
+            self._extension_timer.cancel()
         if self._task is not None:
             self._task.cancel()
+
+
+def _settle(done: asyncio.Future[None]) -> None:
+    if not done.done():
+        done.set_result(None)

@@ -4,8 +4,11 @@ process outside it), readiness and the watchdog, and the journal entries they ma
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.core.notify import Message, NotifySocket
@@ -13,12 +16,39 @@ from proctui.core.outcome import seconds
 from proctui.core.process import Managed
 from proctui.core.readiness import Checks
 from proctui.core.run import Run
+from proctui.core.senders import Judged, Senders, outside_tree
 from proctui.core.text import visible
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine
 
 MAX_STATUS = 200  # characters of STATUS= shown
+MAX_JOURNAL_VALUE = 256  # characters of each notify field in the journal
+
+
+# Bidirectional controls: U+202E in a STATUS turns the rest of a console row around.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def status_line(status: str, errno: int | None) -> str:
+    """What the views show: the last STATUS= (visible, capped) and the last ERRNO=.
+    Made anew from both each time, never appended to: a stream of ERRNO= once grew it
+    by one "errno N" per message (12 MB and quadratic work after 3,000)."""
+    text = _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", visible(status[: MAX_STATUS * 4]))
+    text = text[:MAX_STATUS]
+    if errno is None:
+        return text
+    return f"{text} · errno {errno}" if text else f"errno {errno}"
+
+
+@dataclass(slots=True)
+class _Said:
+    """What a run said last, so that a repeated message is not a new notice."""
+
+    status: str = ""
+    errno: int | None = None
+    main_pid: int | None = None
+    stopping: bool = False
 
 
 class Speech:
@@ -27,6 +57,10 @@ class Speech:
         self.probes: set[int] = set()
         self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
         self._warned = False
+        self._said: dict[str, _Said] = {}  # process name -> what its current run said
+        self.senders = Senders(
+            engine.lineage.owner.get, lambda: engine.lineage.update(engine._runs, max_age=0),
+            lambda pid: outside_tree(pid, os.getpid(), self._parent_of))
 
     def child_env(self, m: Managed) -> dict[str, str]:
         """The environment a new run of ``m`` gets: its own notify socket (the address
@@ -34,7 +68,8 @@ class Speech:
         env = {}
         self._close(m.name)
         try:
-            sock = NotifySocket(self.e.loop, lambda msg: self._message(m, sock, msg))
+            sock = NotifySocket(self.e.loop, lambda msg: self._message(m, sock, msg),
+                                lambda e: self._failed(m, sock, e))
         except OSError as e:
             if not self._warned:
                 self._warned = True
@@ -49,6 +84,7 @@ class Speech:
 
     def spawned(self, m: Managed, run: Run) -> None:
         m.ready_at, m.status = None, ""
+        self._said[m.name] = _Said()
         spec = m.spec
         m.checks = Checks(run, spec.ready, spec.ready_timeout, spec.watchdog_sec,
                           on_ready=lambda how: self._ready(m, run, how),
@@ -71,13 +107,33 @@ class Speech:
         sock = self.sockets.pop(name, None)
         if sock is not None:
             self.dropped.update(sock.dropped)
+            if sock.dropped:
+                # What was refused at this run's door, and why: a flood or a broken
+                # sender shows in the journal, not only in a counter nobody reads.
+                self.e.journal.write("notify-dropped", name, received=sock.received,
+                                     dropped=dict(sock.dropped))
             sock.close()
 
     @property
     def dropped(self) -> Counter[str]:
+        """Datagrams dropped, per reason, by the sockets of runs that have ended."""
         if not hasattr(self, "_dropped"):
             self._dropped: Counter[str] = Counter()
         return self._dropped
+
+    def dropped_counts(self) -> dict[str, dict[str, int]]:
+        """Datagrams dropped so far, per process and reason, live sockets included (for
+        a status line: a flood or a broken sender should be seen)."""
+        counts = {name: dict(sock.dropped) for name, sock in self.sockets.items()
+                  if sock.dropped}
+        if self.dropped:
+            counts["(ended runs)"] = dict(self.dropped)
+        return counts
+
+    def _failed(self, m: Managed, sock: NotifySocket, error: Exception) -> None:
+        if sock.dropped["handler error"] == 1:  # once per run: a sender can repeat it
+            self.e.notice(m, f"internal error handling a notify message "
+                             f"({type(error).__name__}: {error}); such messages are dropped")
 
     def _ready(self, m: Managed, run: Run, how: str) -> None:
         if m.run is not run or not run.live:
@@ -89,35 +145,46 @@ class Speech:
         self.e.changed(m)
         self.e.deps.poke()
 
-    def _message(self, m: Managed, sock: NotifySocket, msg: Message) -> bool:
+    def _message(self, m: Managed, sock: NotifySocket, msg: Message) -> str | None:
         run = m.run
-        if run is None or not run.live or self.sockets.get(m.name) is not sock or \
-                not self._from(run, msg):
-            return False
-        self.e.journal.write("notify", m.name, pid=msg.pid, uid=msg.uid,
-                             fields=dict(msg.fields))
-        status = msg.get("STATUS")
-        if status is not None:
-            m.status = visible(status)[:MAX_STATUS]
-        errno = msg.get("ERRNO")
-        if errno is not None and errno.isdigit():
-            m.status = (m.status + " · " if m.status else "") + f"errno {errno}"
-        if msg.get("STOPPING") == "1":
+        if run is None or not run.live or self.sockets.get(m.name) is not sock:
+            return Judged.STRANGER.value
+        refused = self._from(run, msg)
+        if refused is not None:
+            return refused
+        self.e.journal.chatter("notify", m.name, pid=msg.pid, uid=msg.uid,
+                               fields={k: v[:MAX_JOURNAL_VALUE] for k, v in msg.fields})
+        said = self._said.setdefault(m.name, _Said())
+        before, notices = m.status, 0
+        status, errno = msg.get("STATUS"), msg.number("ERRNO")
+        if status is not None or errno is not None:
+            said.status = said.status if status is None else status[: MAX_STATUS * 4]
+            said.errno = said.errno if errno is None else errno
+            m.status = status_line(said.status, said.errno)
+        if msg.get("STOPPING") == "1" and not said.stopping:
+            said.stopping = True
+            notices += 1
             self.e.notice(m, "says it is stopping")
-        main = msg.get("MAINPID")
-        if main is not None and main.isdigit():
+        main = msg.number("MAINPID")
+        if main is not None and main != said.main_pid:
+            said.main_pid = main
+            notices += 1
             self.e.notice(m, f"says its main process is pid {main}")
         if m.checks is not None:
             for text in m.checks.message(msg):
+                notices += 1
                 self.e.notice(m, text)
-        if msg.get("EXTEND_TIMEOUT_USEC"):
-            self.e.journal.write("extend", m.name, who="process",
-                                 usec=msg.get("EXTEND_TIMEOUT_USEC"),
-                                 deadline=run.state.deadline)
-        self.e.changed(m)
-        return True
+        extend = msg.number("EXTEND_TIMEOUT_USEC")
+        if extend is not None:
+            self.e.journal.chatter("extend", m.name, who="process", usec=extend,
+                                   deadline=run.state.deadline)
+        if m.status != before or notices:
+            # A new snapshot only when there is something new to see (a WATCHDOG=1 or
+            # a repeated STATUS makes none); readiness and deadlines publish their own.
+            self.e.changed(m)
+        return None
 
-    def _from(self, run: Run, msg: Message) -> bool:
+    def _from(self, run: Run, msg: Message) -> str | None:
         """Is the sender one of the run's processes? Still in /proc (alive, or a zombie
         not yet reaped): its group or session is the run's, or lineage says it is the
         run's. Reaped already (``systemd-notify`` without a barrier sends and exits): it
@@ -126,13 +193,23 @@ class Speech:
         st = self.e.os.read_stat(msg.pid)
         if st is not None:
             if run.pgid in (st.pgid, st.sid):
-                return True
-            key = (st.pid, st.start_ticks)
-            if self.e.lineage.owner.get(key) is None:
-                self.e.lineage.update(self.e._runs, max_age=0)
-            return self.e.lineage.owner.get(key) == run.token
-        return msg.uid in (0, self.e.os.uid_of(run.pid or 0))
+                return None
+            token = self.senders.judge((st.pid, st.start_ticks))
+            if isinstance(token, Judged):
+                return token.value
+            return None if token == run.token else Judged.STRANGER.value
+        if msg.uid in (0, self.e.os.uid_of(run.pid or 0)):
+            return None
+        return Judged.STRANGER.value
+
+    def _parent_of(self, pid: int) -> int | None:
+        st = self.e.os.read_stat(pid)
+        return st.ppid if st is not None else None
 
     def close(self) -> None:
+        for m in self.e.processes:
+            if m.checks is not None:  # a run left running: its probe still goes
+                m.checks.close()
+                m.checks = None
         for name in list(self.sockets):
             self._close(name)
