@@ -198,3 +198,22 @@ def test_coalesced_extensions_are_passed_on_before_the_deadline():
         return run
 
     asyncio.run(scenario())
+
+
+def test_every_kind_the_core_writes_is_one_of_the_fixed_set(tmp_path):
+    """A whole demo-like run with dependencies, a stop, a kill: every entry's kind is a
+    Kind value (scripts and the timeline rely on the set)."""
+    import json
+    import subprocess
+    import sys
+
+    from proctui.core.kinds import Kind
+
+    got = subprocess.run([sys.executable, "-m", "proctui", "demo", "--headless", "--stop-after",
+                          "2", "--run-dir", str(tmp_path / "run")], capture_output=True,
+                         text=True, timeout=60)
+    assert "Traceback" not in got.stderr
+    kinds = {json.loads(line)["kind"] for line in
+             (tmp_path / "run" / "journal.jsonl").read_text().splitlines()}
+    assert kinds <= {k.value for k in Kind}, kinds - {k.value for k in Kind}
+    assert {"begin", "shutdown", "start", "stop", "signal", "outcome", "end"} <= kinds

@@ -6,6 +6,7 @@ or why nothing did, in words a frontend can show as they are."""
 from __future__ import annotations
 
 from proctui.core.engine import Engine
+from proctui.core.kinds import Kind
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Stage, Why
 from proctui.core.life.words import not_running
@@ -42,7 +43,7 @@ class Commands:
         e = self.e
         if e.shutdown_why is None:
             e.shutdown_why = why
-            e.journal.write("shutdown", why=why.value, ordered=ordered)
+            e.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered)
         e.shutting_down = True
         staged = ordered and e.deps.any
         if not ordered:
@@ -92,7 +93,7 @@ class Commands:
         if action is Action.ABANDON:
             if e.shutdown_why is None:
                 e.shutdown_why = Why.OPERATOR
-                e.journal.write("shutdown", why=Why.OPERATOR.value, abandon=True)
+                e.journal.write(Kind.SHUTDOWN, why=Why.OPERATOR.value, abandon=True)
             e.shutting_down = True
         for m in e.processes:
             if m.active or (action is Action.ABANDON and m.life.stage is Stage.HELD):

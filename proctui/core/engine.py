@@ -18,6 +18,7 @@ from proctui.core.deps import Deps
 from proctui.core.events import EventQueue
 from proctui.core.housekeeping import Housekeeping
 from proctui.core.journal import Journal
+from proctui.core.kinds import Kind
 from proctui.core.life import machine as life
 from proctui.core.life.inbox import Inbox
 from proctui.core.lineage import Lineage
@@ -89,7 +90,7 @@ class Engine:
     # -- start-up ---------------------------------------------------------------------
 
     def startup(self) -> None:
-        self.journal.write("begin", pid=os.getpid(), processes=[s.name for s in self.specs])
+        self.journal.write(Kind.BEGIN, pid=os.getpid(), processes=[s.name for s in self.specs])
         leftovers = recovery.find(self.run_dir, self.os, self.boot_id, self.specs,
                                   self.leftover_defaults, self.interactive,
                                   lambda text: self.notice(None, text))
@@ -181,7 +182,7 @@ class Engine:
         m.outcomes.append(outcome)
         self.tree_changed()
         self.notice(m, outcome.text)
-        self.journal.write("outcome", m.name, outcome=outcome.kind.value, text=outcome.text,
+        self.journal.write(Kind.OUTCOME, m.name, outcome=outcome.kind.value, text=outcome.text,
                            pid=run.pid)
         self.speech.ended(m)
         self.pid_files.ended(m, run, outcome)
@@ -242,7 +243,7 @@ class Engine:
         self._publish(m)
         return run
 
-    def journal_run(self, run: Run, kind: str, **data: object) -> None:
+    def journal_run(self, run: Run, kind: Kind, **data: object) -> None:
         m = self.by_run.get(id(run))
         self.journal.write(kind, m.name if m else run.name, **data)
 
@@ -283,7 +284,7 @@ class Engine:
 
     def close(self) -> None:
         self.speech.close()
-        self.journal.write("end")
+        self.journal.write(Kind.END)
         self.journal.close()
         for m in self.processes:
             if m.log is not None:

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from proctui.core.kinds import Kind
 from proctui.core.rundir import RunDir
 
 NAME = "journal.jsonl"
@@ -61,7 +62,7 @@ class Journal:
         self.size = 0
         self.full = False
         self.chatter_full = False
-        self._chatter: dict[tuple[str, str], _Chatter] = {}
+        self._chatter: dict[tuple[Kind, str], _Chatter] = {}
         if run_dir is None or run_dir.fd is None:
             return
         with contextlib.suppress(OSError):
@@ -70,14 +71,14 @@ class Journal:
             self.fd = run_dir.open_append(NAME)
         self.path = run_dir.path / NAME
 
-    def write(self, kind: str, name: str | None = None, **data: object) -> None:
+    def write(self, kind: Kind, name: str | None = None, **data: object) -> None:
         """An entry that tells what happened: always written while the file has room.
         A process's coalesced chatter comes first, so its last word precedes its stop."""
         for key in [k for k in self._chatter if name is None or k[1] == name]:
             self._flush(key)
         self._put(self._entry(kind, name, data), chatter=False)
 
-    def chatter(self, kind: str, name: str, **data: object) -> None:
+    def chatter(self, kind: Kind, name: str, **data: object) -> None:
         """An entry a process can make as often as it likes (a notify message): a few a
         second per process are written; of the rest, only the latest is kept, written
         with the next one or before the process's next entry that matters, and says
@@ -98,7 +99,7 @@ class Journal:
                 c.skipped += 1
             c.pending = entry
 
-    def _flush(self, key: tuple[str, str]) -> None:
+    def _flush(self, key: tuple[Kind, str]) -> None:
         """Write the pending entry; the second goes on (a stop does not buy a process
         a fresh allowance of chatter)."""
         c = self._chatter.get(key)
@@ -109,7 +110,7 @@ class Journal:
         entry, c.pending, c.skipped = c.pending, None, 0
         self._put(entry, chatter=True)
 
-    def _entry(self, kind: str, name: str | None, data: dict[str, object]) -> Entry:
+    def _entry(self, kind: Kind, name: str | None, data: dict[str, object]) -> Entry:
         entry: Entry = {"t": round(self.clock(), 4), "wall": round(time.time(), 3),
                         "kind": kind}
         if name is not None:
@@ -127,11 +128,11 @@ class Journal:
                 return
             if self.size + len(line) > self.chatter_bytes:
                 self.chatter_full = True
-                entry = {"t": entry["t"], "wall": entry["wall"], "kind": "journal-chatter-full"}
+                entry = {"t": entry["t"], "wall": entry["wall"], "kind": Kind.CHATTER_FULL}
                 line = encode(entry)  # from the reserve, once: from here only what matters
         elif self.size + len(line) > self.max_bytes:
             self.full = True
-            line = encode({"t": entry["t"], "wall": entry["wall"], "kind": "journal-full"})
+            line = encode({"t": entry["t"], "wall": entry["wall"], "kind": Kind.JOURNAL_FULL})
         try:
             self.size += os.write(self.fd, line)
         except OSError:

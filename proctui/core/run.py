@@ -23,6 +23,7 @@ from proctui.config import ProcessSpec
 from proctui.core import machine as m
 from proctui.core.ending import POLL_STOPPING, EndWatch
 from proctui.core.group import Escapee, Group
+from proctui.core.kinds import Kind
 from proctui.core.lines import OutputBuffer
 from proctui.core.logfiles import LogFile
 from proctui.core.machine import Phase, Policy
@@ -54,7 +55,7 @@ class Host(Protocol):
     def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]: ...
     def members_changed(self, run: Run) -> None: ...
     def check_soon(self, run: Run) -> None: ...
-    def journal_run(self, run: Run, kind: str, **data: object) -> None: ...
+    def journal_run(self, run: Run, kind: Kind, **data: object) -> None: ...
 
 
 class Run:
@@ -191,7 +192,7 @@ class Run:
         elif isinstance(effect, m.Arm):
             self._arm(effect.deadline)
             if effect.deadline is not None or self.state.phase is Phase.DECIDING:
-                self.host.journal_run(self, "deadline", phase=self.state.phase.value,
+                self.host.journal_run(self, Kind.DEADLINE, phase=self.state.phase.value,
                                       deadline=effect.deadline,
                                       action=self.state.action.value or None)
         elif isinstance(effect, m.Say):
@@ -219,7 +220,7 @@ class Run:
                      ready_timeout: float | None = None) -> None:
         if self.state.phase is Phase.RUNNING:
             self.watch.find_escapees()  # so that the stop signal reaches them too
-            self.host.journal_run(self, "stop", watchdog_sec=watchdog_sec,
+            self.host.journal_run(self, Kind.STOP, watchdog_sec=watchdog_sec,
                                   ready_timeout=ready_timeout)
         self.feed(m.StopRequested(time.monotonic(), watchdog_sec, ready_timeout))
 
@@ -227,17 +228,17 @@ class Run:
         if self.state.phase is Phase.RUNNING:
             self.watch.find_escapees()
         if self.live:
-            self.host.journal_run(self, "decision", action="kill")
+            self.host.journal_run(self, Kind.DECISION, action="kill")
         self.feed(m.KillRequested(time.monotonic()))
 
     def abandon(self) -> None:
         if self.live:
-            self.host.journal_run(self, "decision", action="abandon")
+            self.host.journal_run(self, Kind.DECISION, action="abandon")
         self.feed(m.AbandonRequested(time.monotonic()))
 
     def wait_forever(self) -> None:
         if self.live:
-            self.host.journal_run(self, "decision", action="wait")
+            self.host.journal_run(self, Kind.DECISION, action="wait")
         self.feed(m.WaitRequested(time.monotonic()))
 
     def extend(self, by: float, who: Who = Who.OPERATOR) -> bool:
@@ -245,7 +246,7 @@ class Run:
         self.feed(m.ExtendRequested(time.monotonic(), by, who))
         moved = self.state.deadline != before
         if moved and who is Who.OPERATOR:
-            self.host.journal_run(self, "extend", who="operator", by=by,
+            self.host.journal_run(self, Kind.EXTEND, who="operator", by=by,
                                   deadline=self.state.deadline)
         return moved
 
@@ -271,7 +272,7 @@ class Run:
         if reached:
             self.sent.append(Sent(int(sig), now - (self.started_at or now), reason))
             if reason is not Reason.CONTINUE:
-                self.host.journal_run(self, "signal", signal=signal_name(sig),
+                self.host.journal_run(self, Kind.SIGNAL, signal=signal_name(sig),
                                       reason=reason.value)
         elif reason is Reason.STOP_REQUEST:
             self.stop_reached = False

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from proctui.core.kinds import Kind
 from proctui.core.notify import Message, NotifySocket
 from proctui.core.outcome import seconds
 from proctui.core.process import Managed
@@ -89,7 +90,7 @@ class Speech:
         m.checks = Checks(run, spec.ready, spec.ready_timeout, spec.watchdog_sec,
                           on_ready=lambda how: self._ready(m, run, how),
                           say=lambda text: self.e.notice(m, text), probes=self.probes)
-        self.e.journal.write("start", m.name, pid=run.pid, cmd=spec.cmd,
+        self.e.journal.write(Kind.START, m.name, pid=run.pid, cmd=spec.cmd,
                              ready=spec.ready.describe() if spec.ready else None,
                              depends_on=[d for d, _ in spec.depends_on] or None)
 
@@ -110,7 +111,7 @@ class Speech:
             if sock.dropped:
                 # What was refused at this run's door, and why: a flood or a broken
                 # sender shows in the journal, not only in a counter nobody reads.
-                self.e.journal.write("notify-dropped", name, received=sock.received,
+                self.e.journal.write(Kind.NOTIFY_DROPPED, name, received=sock.received,
                                      dropped=dict(sock.dropped))
             sock.close()
 
@@ -141,7 +142,7 @@ class Speech:
         m.ready_at = time.monotonic()
         took = m.ready_at - (run.started_at or m.ready_at)
         self.e.notice(m, f"ready after {seconds(took)} ({how})")
-        self.e.journal.write("ready", m.name, after=round(took, 3), how=how)
+        self.e.journal.write(Kind.READY, m.name, after=round(took, 3), how=how)
         self.e.changed(m)
         self.e.deps.poke()
 
@@ -152,7 +153,7 @@ class Speech:
         refused = self._from(run, msg)
         if refused is not None:
             return refused
-        self.e.journal.chatter("notify", m.name, pid=msg.pid, uid=msg.uid,
+        self.e.journal.chatter(Kind.NOTIFY, m.name, pid=msg.pid, uid=msg.uid,
                                fields={k: v[:MAX_JOURNAL_VALUE] for k, v in msg.fields})
         said = self._said.setdefault(m.name, _Said())
         before, notices = m.status, 0
@@ -176,7 +177,7 @@ class Speech:
                 self.e.notice(m, text)
         extend = msg.number("EXTEND_TIMEOUT_USEC")
         if extend is not None:
-            self.e.journal.chatter("extend", m.name, who="process", usec=extend,
+            self.e.journal.chatter(Kind.EXTEND, m.name, who="process", usec=extend,
                                    deadline=run.state.deadline)
         if m.status != before or notices:
             # A new snapshot only when there is something new to see (a WATCHDOG=1 or

@@ -26,6 +26,7 @@ from proctui.core.commands import Commands
 from proctui.core.doorbell import Doorbell
 from proctui.core.engine import Engine
 from proctui.core.events import EventQueue
+from proctui.core.kinds import Kind
 from proctui.core.life.machine import Why
 from proctui.core.lines import OutputBuffer
 from proctui.core.machine import Phase
@@ -335,7 +336,7 @@ class Supervisor:
         def call() -> None:
             assert self._engine is not None
             self._engine.notice(None, text)
-            self._engine.journal.write("notice", text=text)
+            self._engine.journal.write(Kind.NOTICE, text=text)
 
         return self._submit(call)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from proctui.core.kinds import Kind
 from proctui.core.life.stages import Why
 
 # -- events ---------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class Say:
 class Record:
     """A journal entry."""
 
-    kind: str
+    kind: Kind
     data: tuple[tuple[str, object], ...] = ()
 
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from proctui.config.spec import RestartPolicy
+from proctui.core.kinds import Kind
 from proctui.core.life.events import (
     AdoptCmd,
     Answer,
@@ -159,7 +160,7 @@ def _deps_looked(life: Life, e: DepsLooked) -> tuple[Life, list[Effect]]:
     if e.waiting == life.waiting_for:
         return life, []
     return replace(life, waiting_for=e.waiting), \
-        [Record("waiting", (("waits_for", list(e.waiting)),))]
+        [Record(Kind.WAITING, (("waits_for", list(e.waiting)),))]
 
 
 def _blocker_ended(life: Life, e: BlockerEnded) -> tuple[Life, list[Effect]]:
@@ -305,7 +306,7 @@ def _shutdown(life: Life, e: Shutdown) -> tuple[Life, list[Effect]]:
     if e.after:
         return replace(life, stops_after=e.after), [
             Say(f"stops after {', '.join(e.after)} (stage {e.stage} of {e.stages})"),
-            Record("stage", (("stage", e.stage), ("of", e.stages), ("after", list(e.after))))]
+            Record(Kind.STAGE, (("stage", e.stage), ("of", e.stages), ("after", list(e.after))))]
     return life, [RequestStop()]
 
 
