@@ -31,7 +31,7 @@ from proctui.core.process import Managed
 from proctui.core.procfs import ProcStat
 from proctui.core.run import RUN_TOKEN_VAR, Run
 from proctui.core.rundir import RunDir
-from proctui.core.speech import Speech
+from proctui.core.speech import Heard, Speech
 from proctui.core.text import visible
 from proctui.core.view import Usage
 
@@ -81,7 +81,8 @@ class Engine:
                            all_ended=self._all_ended)
         self.post = self.inbox.post
         self.all_done = self.inbox.all_done
-        self.speech = Speech(self)
+        self.speech = Speech(self.loop, os_layer, self.lineage, self._runs, self.journal,
+                             self.notice, self._heard)
         self.lineage.ignore = self.speech.probes
         self.housekeeping = Housekeeping(self.loop, os_layer, self.lineage, self._runs,
                                          lambda: self.speech.probes, self._observed,
@@ -141,6 +142,16 @@ class Engine:
         if stop:
             run.request_stop()
 
+    def _heard(self, m: Managed, heard: Heard) -> None:
+        """What a run said: its record is written here, then published."""
+        if heard.status is not None:
+            m.status = heard.status
+        if heard.ready_at is not None:
+            m.ready_at = heard.ready_at
+        self._publish(m)
+        if heard.ready_at is not None:
+            self.inbox.look_again()  # a dependency may be met now
+
     def _all_ended(self) -> None:
         if self.events is not None:
             self.events.wake()
@@ -168,7 +179,7 @@ class Engine:
         self._poke()
         if lines:
             m = self.by_run.get(id(run))
-            if m is not None and m.checks is not None:
+            if m is not None and self.speech.listens(m):
                 self.speech.output(m, lines)
         if lines and self.events is not None:
             m = self.by_run.get(id(run))
@@ -225,6 +236,7 @@ class Engine:
         old, m.run = m.run, run
         if old is not None:
             self.by_run.pop(id(old), None)
+        m.ready_at, m.status = None, ""
         if run.spawn(self.speech.child_env(m)):
             self.tree_changed()
             # Each of these is kept apart: whatever one of them raises, the run is

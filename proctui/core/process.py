@@ -4,7 +4,6 @@ that frontends read."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from proctui.config import ProcessSpec
 from proctui.core.leftovers import Verdict
@@ -16,9 +15,6 @@ from proctui.core.outcome import Outcome, signal_name
 from proctui.core.pidfile import PidRecord
 from proctui.core.run import Run
 from proctui.core.view import ProcessView, Usage
-
-if TYPE_CHECKING:
-    from proctui.core.readiness import Checks
 
 
 class Managed:
@@ -46,7 +42,6 @@ class Managed:
         self.ready_at: float | None = None
         self.stage = 0
         self.stages = 0
-        self.checks: Checks | None = None  # readiness and watchdog of the current run
         self.log: LogFile | None = None  # its output on disk (none for a leftover)
         self.view = self.build_view(0)
 
