@@ -22,7 +22,8 @@ from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind, Reason
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.remote import wire
+from proctui.protocol import commands, wire
+from proctui.protocol.commands import Fault
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
 from tests.children import STUBBORN
@@ -142,10 +143,9 @@ def test_a_client_gets_hello_views_and_state_then_answers(served):
         assert {v.name: v.phase for v in conn.ordered_views()} == \
             {"a": Phase.RUNNING, "b": Phase.RUNNING}
         assert conn.views["a"].pid == s.view("a").pid
-        reply = conn.request({"op": "stop", "name": "a"})
-        assert reply["ok"] and reply["text"] == "stopping a"
-        assert conn.request({"op": "stop", "name": "nope"})["unknown"]
-        assert not conn.request({"op": "frobnicate"})["ok"]
+        reply = conn.call(commands.Stop("a"))
+        assert reply.ok and reply.text == "stopping a" and reply.fault is None
+        assert conn.call(commands.Stop("nope")).fault is Fault.UNKNOWN_NAME
     finally:
         conn.close()
 
@@ -230,7 +230,7 @@ def test_garbage_drops_the_client_and_nothing_else(served, payload):
         sock.close()
     assert s.view("a").phase is Phase.RUNNING
     conn = s.connection()  # the server still serves
-    assert conn.request({"op": "tail", "name": "a"})["ok"]
+    assert conn.call(commands.Tail("a")).ok
     conn.close()
 
 
@@ -256,7 +256,7 @@ def test_a_socket_closed_in_the_middle_of_a_message_does_nothing(served):
         sock.close()
     conn = s.connection()
     try:
-        conn.request({"op": "tail", "name": "a"})
+        conn.call(commands.Tail("a"))
         assert s.view("a").phase is Phase.RUNNING
         wait_until(lambda: len(s.server.clients) == 1, what="the dead clients gone")
     finally:
@@ -326,3 +326,54 @@ def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
     conn = s.connection()
     assert conn.names == ["a"]
     conn.close()
+
+
+def test_every_refusal_has_a_fault_code_and_words(served):
+    """Faults, like supervisord's: a script tests the code, a person reads the words."""
+    s = served([spec("a", "sleep 60"), spec("done", "true", restart="no")])
+    wait_until(lambda: s.view("done").outcome is not None, what="done to end")
+    sock = s.raw()
+    try:
+        for number, message in enumerate([
+                {"op": "frobnicate"}, {"op": "extend", "name": "a", "by": -1},
+                {"op": "extend", "name": "a", "by": "soon"}, {"op": "stop"},
+                {"op": "kill", "name": "nope"}, {"op": "kill", "name": "done"},
+                {"op": "tail", "name": "a", "lines": 10**30}]):
+            sock.sendall(wire.dumps({**message, "id": number}))
+        replies = {m["id"]: m for m in read_messages(sock, time.monotonic() + 3.0)
+                   if m.get("t") == "reply"}
+    finally:
+        sock.close()
+    assert [replies[i]["fault"] for i in range(7)] == [
+        "UNKNOWN_COMMAND", "BAD_VALUE", "BAD_REQUEST", "BAD_REQUEST", "UNKNOWN_NAME",
+        "NOT_RUNNING", "BAD_VALUE"]
+    assert all(not r["ok"] and r["text"] and "\n" not in r["text"] for r in replies.values())
+    assert s.view("a").phase is Phase.RUNNING
+
+
+def test_another_protocol_version_is_one_clear_line(tmp_path):
+    """A supervisor of another proctui version: the client says so and which, once."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    old = socket.socket(socket.AF_UNIX)
+    old.bind(str(run / wire.SOCKET))
+    old.listen(1)
+
+    def serve_old() -> None:
+        peer, _ = old.accept()
+        peer.sendall(b'{"t":"hello","v":1,"version":"0.0.9","pid":4120}\n')
+        peer.recv(100)
+        peer.close()
+
+    import threading
+    thread = threading.Thread(target=serve_old, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(NoSupervisor) as raised:
+            Connection.open(run, timeout=5)
+        text = str(raised.value)
+        assert "protocol 1" in text and f"speaks {wire.VERSION}" in text
+        assert "pid 4120" in text and "\n" not in text
+    finally:
+        old.close()
+        thread.join(5)

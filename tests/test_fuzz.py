@@ -204,3 +204,29 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
     finally:
         h.sup.abandon_all().result(timeout=5)
         h.sup.close()
+
+
+# -- the control protocol ------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+OPS = st.sampled_from(["stop", "extend", "watch", "tail", "journal", "hello", "usage",
+                       "stop_all", "ping", "nope", "", "\ud800"])
+KEYS_OF_REQUESTS = st.sampled_from(["name", "by", "output", "replay", "start", "lines",
+                                    "ordered", "kind", "wanted", "interactive", "id"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(OPS, st.dictionaries(KEYS_OF_REQUESTS, JSON, max_size=4))
+def test_any_request_decodes_to_a_command_or_a_fault(op, rest):
+    from proctui.protocol import commands, wire
+
+    request = commands.decode({"op": op, **rest})
+    if isinstance(request, commands.Done):
+        assert not request.ok and request.fault is not None and request.text
+        wire.dumps(commands.encode_reply(request, rest.get("id")))  # always sendable
+    else:
+        assert commands.decode(request.wire()) == request

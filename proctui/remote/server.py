@@ -28,16 +28,14 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from proctui import __version__
-from proctui.core.outcome import Who
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.core.view import Reply
-from proctui.remote import wire
+from proctui.protocol import commands, wire
+from proctui.protocol.commands import Done, Fault, JournalPage, TailPage
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
@@ -221,10 +219,8 @@ class Server:
             except (ValueError, RecursionError):
                 await _refuse(c.writer, "not a JSON object", reader)
                 return
-            reply = await self._command(c, message)
-            if "id" in message:
-                reply["id"] = message["id"]
-            c.writer.write(wire.dumps(reply))
+            answer = await self._command(c, message)
+            c.writer.write(wire.dumps(commands.encode_reply(answer, _id(message))))
             await c.writer.drain()  # a client that sends but never reads waits here
 
     async def _pushing(self, c: Client) -> None:
@@ -286,85 +282,87 @@ class Server:
 
     # -- commands ---------------------------------------------------------------------
 
-    async def _command(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
-        op = m.get("op")
-        core = self.core
+    async def _command(self, c: Client, m: dict[str, Any]) -> Done:
+        request = commands.decode(m)
+        if isinstance(request, Done):
+            return request
         try:
-            name = m.get("name")
-            if op in _BY_NAME:
-                if not isinstance(name, str):
-                    return _answer(False, f"{op}: which process?")
-                if name not in c.seen:
-                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
-                if op == "extend":
-                    by = m.get("by")
-                    if by is not None and (not isinstance(by, int | float) or
-                                           not 0 < by <= wire.MAX_SECONDS):
-                        return _answer(False, f"extend: {by!r} is not a number of seconds")
-                    future: Future[Reply] = core.extend(name, by, Who.OPERATOR)
-                else:
-                    future = getattr(core, _BY_NAME[op])(name)
-            elif op == "stop_all":
-                future = core.stop_all(bool(m.get("ordered", True)))
-            elif op in ("kill_all", "abandon_all"):
-                future = getattr(core, op)()
-            elif op == "set_interactive":
-                future = core.set_interactive(bool(m.get("interactive")))
-            elif op == "usage":
-                wanted = bool(m.get("wanted"))
-                if wanted != c.wants_usage:
-                    c.wants_usage = wanted
-                    core.want_usage(wanted)
-                return _answer(True)
-            elif op == "hello":
-                c.kind = str(m.get("kind", ""))[:32]
-                self._changed()  # everyone's state now counts it
-                return _answer(True)
-            elif op == "watch":
-                return self._watch(c, m)
-            elif op == "journal":
-                return {**_answer(True), "entries": core.journal()}
-            elif op == "tail":
-                if not isinstance(name, str) or name not in c.seen:
-                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
-                count = m.get("lines")
-                buf = core.buffer(name)
-                start = 0 if not isinstance(count, int) else max(0, buf.total - count)
-                got = buf.read(start)
-                return {**_answer(True), "f": got.first, "l": got.lines,
-                        "s": _runs(got.streams), "end": got.first + len(got.lines)}
-            else:
-                return _answer(False, f"unknown command {op!r}")
-            reply = await asyncio.wrap_future(future)
-            return _answer(reply.ok, reply.text)
+            return await self._dispatch(c, request)
         except Exception as e:  # a command the core refused outright
-            return _answer(False, str(e).strip("'\""))
+            return commands.failed(Fault.REFUSED, str(e).strip("'\""))
 
-    def _watch(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
+    async def _dispatch(self, c: Client, request: commands.Request[Any]) -> Done:
+        """One place that carries out a decoded request: the core's commands through the
+        table, the connection's own here."""
+        core = self.core
+        if isinstance(request, commands.Named) and request.name not in c.seen:
+            return commands.failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
+        if isinstance(request, commands.CoreCommand):
+            reply = await asyncio.wrap_future(request.apply(core))
+            if reply.ok:
+                return Done(True, reply.text)
+            fault = Fault.REFUSED
+            if isinstance(request, commands.Named) and request.needs_running and \
+                    not self._alive(request.name):
+                fault = Fault.NOT_RUNNING
+            return Done(False, reply.text, fault)
+        if isinstance(request, commands.WantUsage):
+            if request.wanted != c.wants_usage:
+                c.wants_usage = request.wanted
+                core.want_usage(request.wanted)
+            return Done()
+        if isinstance(request, commands.Hello):
+            c.kind = request.kind[:32]
+            self._changed()  # everyone's state now counts it
+            return Done()
+        if isinstance(request, commands.Watch):
+            return self._watch(c, request)
+        if isinstance(request, commands.Journal):
+            return self._journal(request)
+        if isinstance(request, commands.Tail):
+            return await self._tail(c, request)
+        if isinstance(request, commands.Ping):
+            return Done()
+        return commands.failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")
+
+    def _alive(self, name: str) -> bool:
+        return any(v.name == name and v.alive for v in self.core.views())
+
+    def _journal(self, request: commands.Journal) -> JournalPage:
+        entries = self.core.journal()
+        page = entries[request.start:]
+        return JournalPage(entries=page, next=request.start + len(page), more=False)
+
+    async def _tail(self, c: Client, request: commands.Tail) -> Done:
+        if request.name not in c.seen:
+            return commands.failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
+        buf = self.core.buffer(request.name)
+        if request.start is not None:
+            start = request.start
+        elif request.lines is not None:
+            start = max(0, buf.total - request.lines)
+        else:
+            start = 0
+        got = buf.read(start)
+        end = got.first + len(got.lines)
+        return TailPage(first=got.first, lines=got.lines, runs=_runs(got.streams), next=end,
+                        more=False)
+
+    def _watch(self, c: Client, request: commands.Watch) -> Done:
         """Stream output: of every process ("all") or those named, starting ``replay``
-        lines back (default: the whole scrollback), or at line ``from`` (by name)."""
-        names = list(c.seen) if m.get("output") == "all" else \
-            [n for n in m.get("output") or () if n in c.seen]
-        replay, start_at = m.get("replay"), m.get("from") or {}
+        lines back (default: the whole scrollback), or at line ``start`` (by name)."""
+        output = request.output
+        names = list(c.seen) if output == "all" else [n for n in output or () if n in c.seen]
         for name in names:
             buf = self.core.buffer(name)
             start = buf.first
-            if isinstance(replay, int):
-                start = max(start, buf.total - replay)
-            if isinstance(start_at, dict) and isinstance(start_at.get(name), int):
-                start = start_at[name]
+            if request.replay is not None:
+                start = max(start, buf.total - request.replay)
+            if request.start is not None and name in request.start:
+                start = max(0, request.start[name])
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
         c.news.set()
-        return _answer(True)
-
-
-_BY_NAME = {"stop": "stop", "start": "start_process", "restart": "restart", "kill": "kill",
-            "abandon": "abandon", "wait": "wait_without_deadline", "adopt": "adopt",
-            "clear": "clear_output", "extend": "extend"}
-
-
-def _answer(ok: bool, text: str = "") -> dict[str, Any]:
-    return {"t": "reply", "ok": ok, "text": text}
+        return Done()
 
 
 def _runs(streams: list[int]) -> list[list[int]]:
@@ -392,6 +390,17 @@ async def _refuse(writer: asyncio.StreamWriter, why: str,
                 while await reader.read(1 << 16):
                     pass
     writer.close()
+
+
+def _id(message: dict[str, Any]) -> int | str | None:
+    """The request's id, echoed in its reply: a number or a short string, nothing else
+    (a client's lone surrogate or megabyte id must not break our reply)."""
+    number = message.get("id")
+    if isinstance(number, int) and not isinstance(number, bool) and abs(number) < 1 << 53:
+        return number
+    if isinstance(number, str) and len(number) <= 64 and number.isascii():
+        return number
+    return None
 
 
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
