@@ -109,6 +109,9 @@ class Connection:
         conn = cls(sock, run_dir, pid, wait)
         try:
             conn._first()
+        except _Silent:
+            conn.close()
+            raise conn.not_answering() from None
         except NoSupervisor:
             conn.close()
             raise
