@@ -11,6 +11,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -330,7 +331,8 @@ def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
 
 def test_every_refusal_has_a_fault_code_and_words(served):
     """Faults, like supervisord's: a script tests the code, a person reads the words."""
-    s = served([spec("a", "sleep 60"), spec("done", "true", restart="no")])
+    s = served([spec("a", "sleep 60"), spec("done", "sleep 60")])
+    assert s.sup.stop("done").result(5).ok
     wait_until(lambda: s.view("done").outcome is not None, what="done to end")
     sock = s.raw()
     try:
@@ -377,3 +379,47 @@ def test_another_protocol_version_is_one_clear_line(tmp_path):
     finally:
         old.close()
         thread.join(5)
+
+
+def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
+    """More clients than there are slots, each trickling a byte a second (and some saying
+    nothing at all): the owner's commands still get through at once, and every trickler is
+    closed once its request has not arrived whole within the window."""
+    from proctui.remote import server as server_module
+
+    monkeypatch.setattr(server_module, "REQUEST_WINDOW", 2.0)
+    monkeypatch.setattr(server_module, "IDLE_LIMIT", 3.0)
+    s = served([spec("a", "sleep 60")])
+    tricklers = [s.raw() for _ in range(server_module.MAX_CLIENTS + 16)]
+    silent = [s.raw() for _ in range(4)]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.is_set():
+            for sock in tricklers:
+                with contextlib.suppress(OSError):
+                    sock.send(b"{")
+            stop.wait(1.0)
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: len(s.server.clients) >= server_module.MAX_CLIENTS,
+                   what="every slot taken")
+        start = time.monotonic()
+        conn = s.connection()  # the owner's status
+        try:
+            assert conn.call(commands.Stop("a")).ok
+        finally:
+            conn.close()
+        assert time.monotonic() - start < 3.0
+        # Each trickler is told why and closed within the window (and a margin).
+        for sock in tricklers[-8:] + silent:
+            messages = closed_by_server(sock, timeout=15.0)
+            assert any(m.get("t") == "error" for m in messages), messages
+    finally:
+        stop.set()
+        thread.join(5)
+        for sock in tricklers + silent:
+            sock.close()
+    wait_until(lambda: len(s.server.clients) == 0, timeout=15, what="every trickler gone")

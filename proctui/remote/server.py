@@ -11,6 +11,11 @@ fresh from the core's snapshots and buffers, so a client that fell behind is bro
 to date by its next push, and the lines that left the scrollback meanwhile are counted
 as dropped. A push waits while the client's unread bytes exceed HIGH_WATER.
 
+A slot is never held by a client that does nothing: a request must arrive whole within
+REQUEST_WINDOW seconds of its first byte, a client that subscribed to nothing is closed
+after IDLE_LIMIT seconds of silence, and when all MAX_CLIENTS slots are taken the
+longest-idle client makes room for the newcomer (it may be the owner's ``down``).
+
 Only the same user (or root) may connect: the directory is 0700, the socket 0600, and
 the peer's credentials are checked; anyone else is refused and the refusal logged. A
 line that is not JSON, longer than MAX_LINE or cut off by a closed socket drops that
@@ -42,6 +47,8 @@ PUSH_HZ = 20
 HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
 BATCH = 256 << 10  # bytes of output in one push (more follow at once)
 MAX_CLIENTS = 64
+REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
+IDLE_LIMIT = 60.0  # seconds a client that subscribed to nothing may stay silent
 
 
 @dataclass(eq=False)
@@ -56,6 +63,12 @@ class Client:
     state: dict[str, Any] | None = None
     wants_usage: bool = False
     kind: str = ""  # what it said it is: "console", "down", "logs", ...
+    active: float = field(default_factory=time.monotonic)  # its last whole request
+
+    @property
+    def subscribed(self) -> bool:
+        """Waits for news (a console, down, logs -f): silence is its normal state."""
+        return bool(self.kind or self.sent or self.wants_usage)
 
 
 class Server:
@@ -174,9 +187,7 @@ class Server:
             await _refuse(writer, "refused: not the supervisor's user", reader)
             return
         if len(self.clients) >= MAX_CLIENTS:
-            await _refuse(writer, f"refused: {MAX_CLIENTS} clients are connected already",
-                          reader)
-            return
+            self._make_room()
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
         c = Client(writer, pid)
         self.clients.add(c)
@@ -203,17 +214,55 @@ class Server:
                 "names": [v.name for v in views],
                 "scrollback": [self.core.buffer(v.name).capacity for v in views]}
 
+    def _make_room(self) -> None:
+        """The newcomer always gets a slot (it may be the owner's ``down``): the client
+        that has waited longest without a subscription, else the longest silent, goes."""
+        victim = min(self.clients, key=lambda c: (c.subscribed, c.active))
+        self.clients.discard(victim)
+        with contextlib.suppress(Exception):
+            victim.writer.write(wire.dumps({"t": "error", "error": (
+                f"closed to make room: {MAX_CLIENTS} clients at once, and this one was "
+                "the longest idle")}))
+            victim.writer.transport.abort()
+
     async def _reading(self, c: Client, reader: asyncio.StreamReader) -> None:
+        """Requests, one a line. A request must arrive whole within REQUEST_WINDOW of its
+        first byte, and a client that has not subscribed to news is closed after
+        IDLE_LIMIT of silence: a trickle of bytes or an idle socket cannot hold a slot."""
+        buf = bytearray()
+        began = time.monotonic()
         while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # longer than MAX_LINE
-                await _refuse(c.writer, "message too long", reader)
-                return
-            if not line:
-                return
-            if not line.endswith(b"\n"):
-                return  # the socket closed in the middle of a message
+            end = buf.find(b"\n")
+            while end < 0:
+                if len(buf) > wire.MAX_LINE:
+                    await _refuse(c.writer, "message too long", reader)
+                    return
+                now = time.monotonic()
+                if buf:
+                    wait: float | None = began + REQUEST_WINDOW - now
+                    why = f"closed: a request must arrive whole within {REQUEST_WINDOW:g}s"
+                elif c.subscribed:
+                    wait, why = None, ""
+                else:
+                    wait = c.active + IDLE_LIMIT - now
+                    why = f"closed: idle for {IDLE_LIMIT:g}s"
+                try:
+                    if wait is not None and wait <= 0:
+                        raise TimeoutError
+                    chunk = await asyncio.wait_for(reader.read(1 << 16), wait)
+                except TimeoutError:
+                    await _refuse(c.writer, why, reader)
+                    return
+                if not chunk:
+                    return  # closed (in the middle of a message, perhaps: nothing done)
+                if not buf:
+                    began = time.monotonic()
+                scan = len(buf)
+                buf += chunk
+                end = buf.find(b"\n", scan)
+            line = bytes(buf[:end + 1])
+            del buf[:end + 1]
+            began = c.active = time.monotonic()
             try:
                 message = wire.loads(line)
             except (ValueError, RecursionError):
