@@ -189,11 +189,12 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         raise UnknownProcess(name, conn.names)
     colour = _is_tty(out)
     page = conn.call(commands.Tail(name, lines=lines))
+    end = page.total  # what was there when asked: a flood cannot keep us paging for ever
     while True:  # a page at a time: the supervisor bounds each reply
         if page.fault is Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, conn.names)
         _print_lines(out, page.lines, page.streams, colour)
-        if not page.more:
+        if not page.more or page.next >= end or not page.lines:
             break
         page = conn.call(commands.Tail(name, start=page.next))
     with contextlib.suppress(OSError, ValueError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -25,6 +26,7 @@ from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import Fault
+from proctui.remote import server as server_module
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
 from tests.children import STUBBORN
@@ -385,8 +387,6 @@ def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
     """More clients than there are slots, each trickling a byte a second (and some saying
     nothing at all): the owner's commands still get through at once, and every trickler is
     closed once its request has not arrived whole within the window."""
-    from proctui.remote import server as server_module
-
     monkeypatch.setattr(server_module, "REQUEST_WINDOW", 2.0)
     monkeypatch.setattr(server_module, "IDLE_LIMIT", 3.0)
     s = served([spec("a", "sleep 60")])
@@ -423,3 +423,78 @@ def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
         for sock in tricklers + silent:
             sock.close()
     wait_until(lambda: len(s.server.clients) == 0, timeout=15, what="every trickler gone")
+
+
+def _rss(field: str = "VmRSS") -> int:
+    """This process's resident bytes (the served supervisor runs in it), or its peak."""
+    text = Path("/proc/self/status").read_text()
+    return int(re.search(rf"^{field}:\s+(\d+) kB", text, re.M).group(1)) << 10  # type: ignore[union-attr]
+
+
+def _until_reply(sock: socket.socket, timeout: float = 30.0) -> None:
+    """Read (a little) until the start of a reply arrives."""
+    seen = b""
+    sock.settimeout(timeout)
+    while b'"t":"reply"' not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, "closed before any reply"
+        seen = seen[-64:] + chunk
+
+
+def _reset_peak() -> None:
+    """From now on VmHWM is the peak of what follows (Linux 4.0 and later)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(served):
+    """Ten clients each ask for a 12 MB scrollback, many times over, and never read: each
+    reply is one page, a client's unread bytes are bounded, so the supervisor's memory
+    grows by a few MB (it grew by the scrollback per client before), and a stop deadline
+    meanwhile is kept."""
+    code = ("import sys, time\nline = 'x' * 120\n"
+            "for i in range(100000): sys.stdout.write(f'{i:08d} {line}\\n')\n"
+            "sys.stdout.flush()\nprint('done', flush=True)\ntime.sleep(600)\n")
+    s = served([pyspec("big", code, scrollback=100_000),
+                pyspec("hung", STUBBORN, stop_timeout=1.0, kill_timeout=5.0)],
+               interactive=False)
+    wait_until(lambda: s.sup.buffer("big").output_total >= 100_001, timeout=60,
+               what="the scrollback full")
+    wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+    before = _rss()
+    _reset_peak()
+    greedy = [s.raw() for _ in range(10)]
+    try:
+        for sock in greedy:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(b"".join(wire.dumps({"op": "tail", "name": "big", "id": i})
+                                  for i in range(20)))
+        assert s.sup.stop("hung").result(5).ok
+        wait_until(lambda: s.view("hung").outcome is not None, timeout=20,
+                   what="hung's outcome")
+        for sock in greedy:  # each has its first reply built (a few KB of it read)
+            _until_reply(sock)
+        grown = _rss("VmHWM") - before  # the peak: a reply built whole and then dropped
+        assert grown < 60 << 20, f"the supervisor grew by {grown >> 20} MB"
+        held = [c.writer.transport.get_write_buffer_size() for c in s.server.clients]
+        assert all(size <= server_module.MAX_QUEUED for size in held), held
+        outcome = s.view("hung").outcome
+        term = next(x for x in outcome.sent if x.reason is Reason.STOP_REQUEST)
+        kill = next(x for x in outcome.sent if x.reason is Reason.TIMEOUT)
+        late = kill.at - term.at - 1.0
+        assert 0 <= late < 0.5, f"SIGKILL {late * 1000:.0f} ms after its deadline"
+    finally:
+        for sock in greedy:
+            sock.close()
+    # Whoever reads gets all of it, a page at a time, numbered as the supervisor numbers it.
+    conn = s.connection()
+    try:
+        page = conn.call(commands.Tail("big"))
+        assert len(wire.dumps(commands.encode_reply(page))) < 2 * server_module.PAGE_BYTES
+        got = list(page.lines)
+        while page.more:
+            page = conn.call(commands.Tail("big", start=page.next))
+            got += page.lines
+        numbers = [int(line[:8]) for line in got if line[:8].isascii() and line[:8].isdigit()]
+        assert numbers == list(range(numbers[0], 100_000)) and numbers[0] <= 10
+    finally:
+        conn.close()

@@ -147,10 +147,11 @@ class TailPage(Done):
     runs: list[list[int]] = field(default_factory=list)
     next: int = 0
     more: bool = False
+    total: int = 0  # lines the process had written when this page was read
 
     def wire(self) -> dict[str, Any]:
         return {"first": self.first, "lines": self.lines, "runs": self.runs,
-                "next": self.next, "more": self.more}
+                "next": self.next, "more": self.more, "total": self.total}
 
     @property
     def streams(self) -> list[int]:
@@ -472,7 +473,8 @@ class Tail(Request[TailPage]):
                         runs=[r for r in runs if isinstance(r, list) and len(r) == 2
                               and all(isinstance(x, int) for x in r)]
                         if isinstance(runs, list) else [],
-                        next=_int(d.get("next")), more=d.get("more") is True)
+                        next=_int(d.get("next")), more=d.get("more") is True,
+                        total=_int(d.get("total")))
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import stat
@@ -47,6 +48,10 @@ PUSH_HZ = 20
 HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
 BATCH = 256 << 10  # bytes of output in one push (more follow at once)
 MAX_CLIENTS = 64
+PAGE_BYTES = 256 << 10  # about the most one reply holds (tail, journal: the client pages)
+SLICE = 1000  # lines or entries read between two yields to the core's thread
+MAX_QUEUED = HIGH_WATER + 2 * PAGE_BYTES + (1 << 20)  # bytes unread: more drops a client
+DRAIN_LIMIT = 60.0  # seconds a client may leave its reply unread before it is dropped
 REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
 IDLE_LIMIT = 60.0  # seconds a client that subscribed to nothing may stay silent
 
@@ -270,7 +275,12 @@ class Server:
                 return
             answer = await self._command(c, message)
             c.writer.write(wire.dumps(commands.encode_reply(answer, _id(message))))
-            await c.writer.drain()  # a client that sends but never reads waits here
+            if c.writer.transport.get_write_buffer_size() > MAX_QUEUED:
+                return  # asks and never reads: its bytes are not ours to hold
+            try:  # a client that sends but never reads waits here, for a while
+                await asyncio.wait_for(c.writer.drain(), DRAIN_LIMIT)
+            except TimeoutError:
+                return
 
     async def _pushing(self, c: Client) -> None:
         with contextlib.suppress(ConnectionError, OSError):
@@ -367,7 +377,7 @@ class Server:
         if isinstance(request, commands.Watch):
             return self._watch(c, request)
         if isinstance(request, commands.Journal):
-            return self._journal(request)
+            return await self._journal(request)
         if isinstance(request, commands.Tail):
             return await self._tail(c, request)
         if isinstance(request, commands.Ping):
@@ -377,12 +387,25 @@ class Server:
     def _alive(self, name: str) -> bool:
         return any(v.name == name and v.alive for v in self.core.views())
 
-    def _journal(self, request: commands.Journal) -> JournalPage:
+    async def _journal(self, request: commands.Journal) -> JournalPage:
+        """At most PAGE_BYTES of entries (measured as sent), measured a slice at a time so
+        that the core's thread gets the GIL between slices."""
         entries = self.core.journal()
-        page = entries[request.start:]
-        return JournalPage(entries=page, next=request.start + len(page), more=False)
+        page: list[dict[str, object]] = []
+        size, at = 0, request.start
+        while at < len(entries) and size < PAGE_BYTES:
+            for entry in entries[at:at + SLICE]:
+                size += len(json.dumps(entry, ensure_ascii=False, default=str))
+                page.append(entry)
+                at += 1
+                if size >= PAGE_BYTES:
+                    break
+            await asyncio.sleep(0)
+        return JournalPage(entries=page, next=at, more=at < len(entries))
 
     async def _tail(self, c: Client, request: commands.Tail) -> Done:
+        """One page of scrollback: at most PAGE_BYTES of lines, read a slice at a time.
+        Twenty clients asking for an 80 MB scrollback each once made 1.7 GB of replies."""
         if request.name not in c.seen:
             return commands.failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
         buf = self.core.buffer(request.name)
@@ -392,10 +415,31 @@ class Server:
             start = max(0, buf.total - request.lines)
         else:
             start = 0
-        got = buf.read(start)
-        end = got.first + len(got.lines)
-        return TailPage(first=got.first, lines=got.lines, runs=_runs(got.streams), next=end,
-                        more=False)
+        first: int | None = None
+        lines: list[str] = []
+        streams: list[int] = []
+        size = 0
+        at = start
+        while size < PAGE_BYTES:
+            got = buf.read(at, SLICE)
+            if first is None:
+                first = got.first
+            elif got.first != at:
+                break  # the scrollback moved past us meanwhile: the next page says so
+            for line, stream in zip(got.lines, got.streams, strict=False):
+                lines.append(line)
+                streams.append(stream)
+                size += len(line) + 4
+                if size >= PAGE_BYTES:
+                    break
+            at = (first if first is not None else start) + len(lines)
+            if not got.lines or at >= buf.total:
+                break
+            await asyncio.sleep(0)
+        begin = start if first is None else first
+        end = begin + len(lines)
+        return TailPage(first=begin, lines=lines, runs=_runs(streams), next=end,
+                        more=end < buf.total, total=buf.total)
 
     def _watch(self, c: Client, request: commands.Watch) -> Done:
         """Stream output: of every process ("all") or those named, starting ``replay``
