@@ -42,6 +42,7 @@ from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import Done, Fault, JournalPage, TailPage
+from proctui.remote import heal
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
@@ -91,12 +92,21 @@ class Server:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._servers: list[asyncio.Server] = []
+        self.healer = heal.Healer(run_dir, self.say)
 
     # -- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
         """Bind the socket (replacing a dead supervisor's) and serve it from a thread.
         Raises OSError when the socket cannot be made."""
+        self._sock = self._bind()
+        self._thread = threading.Thread(target=self._main, name="proctui-control",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)
+
+    def _bind(self) -> socket.socket:
         fd = self.run_dir.fd
         assert fd is not None, "the run directory must be open (and locked)"
         with contextlib.suppress(FileNotFoundError):
@@ -116,11 +126,7 @@ class Server:
         except OSError:
             sock.close()
             raise
-        self._sock = sock
-        self._thread = threading.Thread(target=self._main, name="proctui-control",
-                                        daemon=True)
-        self._thread.start()
-        self._ready.wait(5.0)
+        return sock
 
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
@@ -137,13 +143,16 @@ class Server:
     async def _serve(self) -> None:
         assert self._sock is not None
         self._stopped = asyncio.Event()
-        server = await asyncio.start_unix_server(self._client, sock=self._sock,
-                                                 limit=wire.MAX_LINE)
+        self._servers = [await asyncio.start_unix_server(self._client, sock=self._sock,
+                                                         limit=wire.MAX_LINE)]
         loop = asyncio.get_running_loop()
         self.core.listen(lambda: _call_soon(loop, self._changed))
+        healing = asyncio.create_task(self._healing())
         self._ready.set()
         await self._stopped.wait()
-        server.close()
+        healing.cancel()
+        for server in self._servers:
+            server.close()
         # The last news (everything has ended, the exit status) reaches every client
         # that still reads, within a bound; then every connection ends.
         flushes = [asyncio.create_task(self._flush(c)) for c in list(self.clients)]
@@ -154,6 +163,24 @@ class Server:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
 
+    async def _healing(self) -> None:
+        """The run directory removed under us (a logout's rm -rf /run/user/UID): made
+        again, with the socket bound there anew, so that status finds us and the next up
+        finds the lock held instead of starting a second copy."""
+        while True:
+            await asyncio.sleep(heal.HEAL_EVERY)
+            try:
+                if not self.healer.check():
+                    continue
+                sock = self._bind()
+                self._servers.append(await asyncio.start_unix_server(
+                    self._client, sock=sock, limit=wire.MAX_LINE))
+                for old in self._servers[:-1]:
+                    old.close()  # (its socket's path is gone: nobody can reach it)
+                self._servers[:-1] = []
+            except Exception as e:  # never take the supervisor down with us
+                self.say(f"control socket: could not rebuild it: {e}")
+
     def close(self) -> None:
         """Tell the clients what is final, stop serving, and remove the socket."""
         loop = self._loop
@@ -161,6 +188,7 @@ class Server:
             _call_soon(loop, lambda: self._stopped.set())
         if self._thread is not None:
             self._thread.join(3.0)
+        self.healer.close()
         fd = self.run_dir.fd
         if fd is not None and self._ino is not None:
             with contextlib.suppress(OSError):
