@@ -27,7 +27,7 @@ from proctui.core.view import ProcessView
 from proctui.protocol import commands
 from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
-from proctui.remote.client import Connection, NoSupervisor, RemoteCore
+from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
 from proctui.words import countdown, duration, look, running_words
 
 CONFIGS = ("proctui.toml", "Procfile")
@@ -51,30 +51,40 @@ def locate(file: Path | None, run_dir: Path | None) -> Path:
     mine = default_run_dir(here)  # proctui run 'CMD' ... from this directory
     if (mine / SOCKET).exists():
         return mine
-    live = running()
-    if len(live) == 1:
+    silent: list[NotAnswering] = []
+    live = running(silent)
+    if len(live) == 1 and not silent:
         return live[0][0]
-    if not live:
+    if not live and len(silent) == 1:
+        raise silent[0]
+    if not live and not silent:
         raise NoSupervisor("no supervisor is running (and no proctui.toml or Procfile "
                            "here): start one with proctui up, or pass -f FILE or --run-dir")
-    listed = "; ".join(f"{path} ({hello.get('source') or 'commands'}, pid "
-                       f"{hello.get('pid')})" for path, hello in live)
-    raise NoSupervisor(f"{len(live)} supervisors are running; pick one with --run-dir: "
-                       f"{listed}")
+    listed = [f"{path} ({hello.get('source') or 'commands'}, pid {hello.get('pid')})"
+              for path, hello in live] + [f"pid {e.pid} (not answering)" for e in silent]
+    raise NoSupervisor(f"{len(listed)} supervisors are running; pick one with --run-dir: "
+                       f"{'; '.join(listed)}")
 
 
-def running() -> list[tuple[Path, dict[str, Any]]]:
-    """Every supervisor of ours that answers, with its hello."""
+def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every supervisor of ours that answers, with its hello; those that do not answer
+    go to ``silent``."""
     root = default_run_dir(Path("/")).parent
     found = []
     with contextlib.suppress(OSError):
         for entry in sorted(root.iterdir()):
             if not (entry / SOCKET).exists():
                 continue
-            with contextlib.suppress(NoSupervisor):
+            try:
                 conn = Connection.open(entry)
-                found.append((entry, conn.hello))
-                conn.close()
+            except NotAnswering as e:
+                if silent is not None:
+                    silent.append(e)
+                continue
+            except NoSupervisor:
+                continue
+            found.append((entry, conn.hello))
+            conn.close()
     return found
 
 

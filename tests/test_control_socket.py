@@ -498,3 +498,15 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
         assert numbers == list(range(numbers[0], 100_000)) and numbers[0] <= 10
     finally:
         conn.close()
+
+
+def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
+    monkeypatch.setattr(server_module, "PAGE_BYTES", 100)  # one entry a page
+    s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
+    core = RemoteCore(s.connection(), output=False)
+    try:
+        expected = s.sup.journal()
+        got = core.journal()
+        assert len(expected) >= 3 and got[:len(expected)] == json.loads(json.dumps(expected))
+    finally:
+        core.close()

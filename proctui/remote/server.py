@@ -70,6 +70,7 @@ class Client:
     wants_usage: bool = False
     kind: str = ""  # what it said it is: "console", "down", "logs", ...
     active: float = field(default_factory=time.monotonic)  # its last whole request
+    journal: list[dict[str, object]] | None = None  # the journal it is paging through
 
     @property
     def subscribed(self) -> bool:
@@ -405,7 +406,7 @@ class Server:
         if isinstance(request, commands.Watch):
             return self._watch(c, request)
         if isinstance(request, commands.Journal):
-            return await self._journal(request)
+            return await self._journal(c, request)
         if isinstance(request, commands.Tail):
             return await self._tail(c, request)
         if isinstance(request, commands.Ping):
@@ -415,10 +416,14 @@ class Server:
     def _alive(self, name: str) -> bool:
         return any(v.name == name and v.alive for v in self.core.views())
 
-    async def _journal(self, request: commands.Journal) -> JournalPage:
+    async def _journal(self, c: Client, request: commands.Journal) -> JournalPage:
         """At most PAGE_BYTES of entries (measured as sent), measured a slice at a time so
-        that the core's thread gets the GIL between slices."""
-        entries = self.core.journal()
+        that the core's thread gets the GIL between slices. The first page takes the
+        journal as it is; the following pages read that same list (copying the whole
+        journal for every page would make paging quadratic)."""
+        if request.start == 0 or c.journal is None:
+            c.journal = self.core.journal()
+        entries = c.journal
         page: list[dict[str, object]] = []
         size, at = 0, request.start
         while at < len(entries) and size < PAGE_BYTES:
@@ -429,6 +434,8 @@ class Server:
                 if size >= PAGE_BYTES:
                     break
             await asyncio.sleep(0)
+        if at >= len(entries):
+            c.journal = None
         return JournalPage(entries=page, next=at, more=at < len(entries))
 
     async def _tail(self, c: Client, request: commands.Tail) -> Done:
