@@ -105,3 +105,18 @@ def test_attach_to_a_stopped_supervisor_says_so_instead_of_a_blank_screen(stoppe
     finally:
         if pty.proc.poll() is None:
             pty.proc.kill()
+
+
+def test_an_attached_console_leaves_when_the_supervisor_stops_answering(stopped):
+    d = stopped
+    pty = Pty([PY, "-m", "proctui", "attach", "--run-dir", str(d.run_dir)], d.tmp_path)
+    try:
+        pty.wait_for(b"attached to supervisor")
+        freeze(d)
+        pty.wait_for(b"is not answering", timeout=TIMEOUT * 2 + 20)
+        assert pty.finish() == 2
+    finally:
+        if pty.proc.poll() is None:
+            pty.proc.kill()
+    os.kill(d.pid, signal.SIGCONT)  # and it goes on, untouched
+    assert d.status()["svc"]["phase"] == "running"
