@@ -510,3 +510,43 @@ def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
         assert len(expected) >= 3 and got[:len(expected)] == json.loads(json.dumps(expected))
     finally:
         core.close()
+
+
+def test_a_console_that_reads_keeps_its_slot_when_strangers_subscribe(served):
+    """Every other slot taken by clients that subscribe to all output and never read: a
+    newcomer still gets in, and the console that reads is not the one sent away."""
+    s = served([pyspec("chatty", FLOOD, scrollback=2000)])
+    console = RemoteCore(s.connection())
+    hogs = []
+    try:
+        for _ in range(server_module.MAX_CLIENTS + 8):
+            sock = s.raw()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(wire.dumps({"op": "hello", "kind": "hog"}) +
+                         wire.dumps({"op": "watch", "output": "all"}))
+            hogs.append(sock)
+        wait_until(lambda: len(s.server.clients) == server_module.MAX_CLIENTS,
+                   what="every slot taken")
+        conn = s.connection()
+        try:
+            assert conn.call(commands.Ping()).ok
+        finally:
+            conn.close()
+        assert console.gone is None
+        assert console.journal()  # still answered
+    finally:
+        console.close()
+        for sock in hogs:
+            sock.close()
+
+
+def test_an_id_that_is_a_lone_surrogate_comes_back_as_it_went(served):
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        sock.sendall(b'{"op": "ping", "id": "\\ud800"}\n')
+        replies = [m for m in read_messages(sock, time.monotonic() + 2.0)
+                   if m.get("t") == "reply"]
+    finally:
+        sock.close()
+    assert [r["id"] for r in replies] == ["\ud800"] and replies[0]["ok"]

@@ -71,6 +71,8 @@ class Client:
     kind: str = ""  # what it said it is: "console", "down", "logs", ...
     active: float = field(default_factory=time.monotonic)  # its last whole request
     journal: list[dict[str, object]] | None = None  # the journal it is paging through
+    stalled: float | None = None  # since when its news waits for it to read
+    opened: float = field(default_factory=time.monotonic)
 
     @property
     def subscribed(self) -> bool:
@@ -249,9 +251,11 @@ class Server:
                 "scrollback": [self.core.buffer(v.name).capacity for v in views]}
 
     def _make_room(self) -> None:
-        """The newcomer always gets a slot (it may be the owner's ``down``): the client
-        that has waited longest without a subscription, else the longest silent, goes."""
-        victim = min(self.clients, key=lambda c: (c.subscribed, c.active))
+        """The newcomer always gets a slot (it may be the owner's ``down``). The one that
+        goes: a client subscribed to nothing (the longest silent first), else one that
+        leaves its news unread (the longest stalled first), else the newest reader, so
+        that a burst of newcomers cannot push out the console that was there first."""
+        victim = min(self.clients, key=_expendable)
         self.clients.discard(victim)
         with contextlib.suppress(Exception):
             victim.writer.write(wire.dumps({"t": "error", "error": (
@@ -317,7 +321,9 @@ class Server:
                 await c.news.wait()
                 c.news.clear()
                 await self._push(c)
+                c.stalled = time.monotonic()
                 await c.writer.drain()  # a stalled client waits here, alone
+                c.stalled = None
                 await asyncio.sleep(1 / PUSH_HZ)
 
     async def _push(self, c: Client) -> None:
@@ -493,6 +499,15 @@ class Server:
         return Done()
 
 
+def _expendable(c: Client) -> tuple[int, float]:
+    """Who makes room first: the smallest."""
+    if not c.subscribed:
+        return 0, c.active
+    if c.stalled is not None:
+        return 1, c.stalled
+    return 2, -c.opened
+
+
 def _runs(streams: list[int]) -> list[list[int]]:
     """[1, 1, 1, 2] as [[1, 3], [2, 1]]: most output is long runs of one stream."""
     out: list[list[int]] = []
@@ -526,8 +541,8 @@ def _id(message: dict[str, Any]) -> int | str | None:
     number = message.get("id")
     if isinstance(number, int) and not isinstance(number, bool) and abs(number) < 1 << 53:
         return number
-    if isinstance(number, str) and len(number) <= 64 and number.isascii():
-        return number
+    if isinstance(number, str) and len(number) <= 64:
+        return number  # (a lone surrogate goes back as the same JSON escape: see dumps)
     return None
 
 
