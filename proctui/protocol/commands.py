@@ -199,6 +199,11 @@ class Request(Generic[A]):
         """This command's reply from its wire form."""
         raise NotImplementedError
 
+    @classmethod
+    def help(cls) -> str:
+        """The first paragraph of the docstring: the CLI command's help."""
+        return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op}
         for f in fields(self):
@@ -230,7 +235,9 @@ class Named(CoreCommand):
 
 @dataclass(frozen=True)
 class Stop(Named):
-    """``stop NAME``: the stop signal to NAME's group, then the countdown."""
+    """Stop NAME...: the stop signal, then the countdown.
+
+    Wire: {"op": "stop", "name": NAME}; NOT_RUNNING when it has no live group."""
 
     op = "stop"
     method = "stop"
@@ -242,7 +249,9 @@ class Stop(Named):
 
 @dataclass(frozen=True)
 class Start(Named):
-    """``start NAME``: start NAME again once it has ended."""
+    """Start NAME... again, once it has ended.
+
+    Wire: {"op": "start", "name": NAME}; the core's ``start_process``."""
 
     op = "start"
     method = "start_process"
@@ -253,7 +262,9 @@ class Start(Named):
 
 @dataclass(frozen=True)
 class Restart(Named):
-    """``restart NAME``: stop NAME as ``stop`` does, then start it."""
+    """Restart NAME...
+
+    Wire: {"op": "restart", "name": NAME}: stopped as ``stop`` does, then started."""
 
     op = "restart"
     method = "restart"
@@ -264,7 +275,9 @@ class Restart(Named):
 
 @dataclass(frozen=True)
 class Kill(Named):
-    """``kill NAME``: SIGKILL to NAME's whole group now (at a decision: kill)."""
+    """Kill NAME... now: SIGKILL to its whole group (at a decision: kill).
+
+    Wire: {"op": "kill", "name": NAME}; NOT_RUNNING when it has no live group."""
 
     op = "kill"
     method = "kill"
@@ -276,7 +289,9 @@ class Kill(Named):
 
 @dataclass(frozen=True)
 class Abandon(Named):
-    """``abandon NAME``: leave NAME running and never signal it again."""
+    """Abandon NAME...: leave it running, never signal it again.
+
+    Wire: {"op": "abandon", "name": NAME}; NOT_RUNNING when it has no live group."""
 
     op = "abandon"
     method = "abandon"
@@ -288,7 +303,9 @@ class Abandon(Named):
 
 @dataclass(frozen=True)
 class Wait(Named):
-    """``wait`` (console key w): wait for NAME with no deadline."""
+    """Wait for NAME with no deadline (the console's w at a decision).
+
+    Wire: {"op": "wait", "name": NAME}; the core's ``wait_without_deadline``."""
 
     op = "wait"
     method = "wait_without_deadline"
@@ -300,7 +317,9 @@ class Wait(Named):
 
 @dataclass(frozen=True)
 class Adopt(Named):
-    """``adopt`` (console): take a leftover of an earlier run into this one."""
+    """Adopt NAME, a leftover of an earlier run, into this one (the console).
+
+    Wire: {"op": "adopt", "name": NAME}."""
 
     op = "adopt"
     method = "adopt"
@@ -311,7 +330,9 @@ class Adopt(Named):
 
 @dataclass(frozen=True)
 class Clear(Named):
-    """``clear`` (console): forget NAME's scrollback."""
+    """Clear NAME's scrollback (the console).
+
+    Wire: {"op": "clear", "name": NAME}; the core's ``clear_output``."""
 
     op = "clear"
     method = "clear_output"
@@ -322,8 +343,10 @@ class Clear(Named):
 
 @dataclass(frozen=True)
 class Extend(Named):
-    """``extend NAME SECONDS``: move NAME's stop deadline ``by`` seconds later (None: by
-    its extend_step); also answers a decision with extend."""
+    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend).
+
+    Wire: {"op": "extend", "name": NAME, "by": SECONDS or null (its extend_step)};
+    BAD_VALUE unless 0 < by <= MAX_SECONDS."""
 
     op = "extend"
     method = "extend"
@@ -342,7 +365,9 @@ class Extend(Named):
 
 @dataclass(frozen=True)
 class StopAll(CoreCommand):
-    """``down``: stop everything (in dependency order unless ``ordered`` is false)."""
+    """Stop everything (``down``; the console's S).
+
+    Wire: {"op": "stop_all", "ordered": true}: in dependency order unless false."""
 
     op = "stop_all"
     method = "stop_all"
@@ -354,7 +379,9 @@ class StopAll(CoreCommand):
 
 @dataclass(frozen=True)
 class KillAll(CoreCommand):
-    """``down``, ctrl+c once: SIGKILL to everything still stopping."""
+    """Kill everything still stopping (``down``, ctrl+c once).
+
+    Wire: {"op": "kill_all"}."""
 
     op = "kill_all"
     method = "kill_all"
@@ -365,7 +392,9 @@ class KillAll(CoreCommand):
 
 @dataclass(frozen=True)
 class AbandonAll(CoreCommand):
-    """``down``, ctrl+c twice: abandon everything still stopping."""
+    """Abandon everything still stopping (``down``, ctrl+c twice).
+
+    Wire: {"op": "abandon_all"}."""
 
     op = "abandon_all"
     method = "abandon_all"
@@ -376,7 +405,9 @@ class AbandonAll(CoreCommand):
 
 @dataclass(frozen=True)
 class SetInteractive(CoreCommand):
-    """Whether an operator is there to answer ``ask`` (``down`` says no: ask acts as kill)."""
+    """Say whether an operator is there to answer ``ask`` (``down`` says no: ask kills).
+
+    Wire: {"op": "set_interactive", "interactive": BOOL}."""
 
     op = "set_interactive"
     method = "set_interactive"
