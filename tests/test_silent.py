@@ -120,3 +120,28 @@ def test_an_attached_console_leaves_when_the_supervisor_stops_answering(stopped)
             pty.proc.kill()
     os.kill(d.pid, signal.SIGCONT)  # and it goes on, untouched
     assert d.status()["svc"]["phase"] == "running"
+
+
+def test_a_full_backlog_is_not_answering_too(stopped):
+    """Stopped long enough, its listen backlog fills and even connecting would wait: the
+    connect has its timeout too, and the pid comes from the lock file."""
+    import socket
+
+    d = stopped
+    freeze(d)
+    pending = []
+    try:
+        while len(pending) < 256:  # until the kernel refuses one more without waiting
+            sock = socket.socket(socket.AF_UNIX)
+            sock.setblocking(False)
+            try:
+                sock.connect(str(d.run_dir / "control.sock"))
+            except BlockingIOError:
+                sock.close()
+                break
+            pending.append(sock)
+        assert len(pending) < 256, "the backlog never filled"
+        says_not_answering(d.ctl("status"), d.pid)
+    finally:
+        for sock in pending:
+            sock.close()

@@ -244,6 +244,22 @@ class Connection:
         self.sock.close()
 
 
+def _lock_holder(dir_fd: int) -> int | None:
+    """The pid the lock file names (the supervisor writes its own there)."""
+    try:
+        fd = os.open("lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return int(text) if re.fullmatch(r"[0-9]{1,9}", text) else None
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -261,14 +277,24 @@ def _connect(run_dir: Path, timeout: float) -> tuple[socket.socket, int]:
     except OSError as e:
         raise NoSupervisor(f"run directory {run_dir}: {e.strerror or e}") from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    since, deadline = time.time(), time.monotonic() + timeout
     try:
         sock.settimeout(timeout)
-        sock.connect(f"/proc/self/fd/{fd}/{SOCKET}")
+        while True:
+            try:
+                sock.connect(f"/proc/self/fd/{fd}/{SOCKET}")
+                break
+            except BlockingIOError:
+                # Its listen backlog is full: nobody has accepted for a while. It may
+                # drain; retry until the timeout, then say who is not answering.
+                if time.monotonic() >= deadline:
+                    raise TimeoutError from None
+                time.sleep(0.05)
         sock.settimeout(None)
     except OSError as e:
         sock.close()
-        if isinstance(e, TimeoutError):  # its backlog is full and nobody accepts
-            raise NotAnswering(None, time.time()) from None
+        if isinstance(e, TimeoutError):
+            raise NotAnswering(_lock_holder(fd), since) from None
         if e.errno in (errno.ENOENT, errno.ECONNREFUSED):
             raise NoSupervisor(f"no supervisor is running with run directory {run_dir}") \
                 from None
