@@ -550,3 +550,27 @@ def test_an_id_that_is_a_lone_surrogate_comes_back_as_it_went(served):
     finally:
         sock.close()
     assert [r["id"] for r in replies] == ["\ud800"] and replies[0]["ok"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_a_flood_of_refused_connections_is_one_notice(served):
+    s = served([spec("a", "sleep 60")], place=Path(tempfile.mkdtemp()))
+    os.chmod(s.run_dir.path.parent, 0o711)
+    os.chmod(s.run_dir.path, 0o711)
+    os.chmod(s.path, 0o666)
+    code = ("import os, socket\nos.setgid(65534)\nos.setuid(65534)\n"
+            "for _ in range(200):\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            f"    s.connect({str(s.path)!r})\n"
+            "    s.close()\n")
+    got = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+
+    def refusals() -> list[str]:
+        return [str(e.get("text")) for e in s.sup.journal()
+                if e.get("kind") == "notice" and "uid 65534" in str(e.get("text"))]
+
+    wait_until(refusals, what="the refusal in the journal")
+    wait_until(lambda: s.server._refusals[65534][1] == 199, what="all 200 refused")
+    assert len(refusals()) == 1, refusals()
+    assert s.view("a").phase is Phase.RUNNING

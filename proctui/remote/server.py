@@ -54,6 +54,7 @@ SLICE = 1000  # lines or entries read between two yields to the core's thread
 MAX_QUEUED = HIGH_WATER + 2 * PAGE_BYTES + (1 << 20)  # bytes unread: more drops a client
 DRAIN_LIMIT = 60.0  # seconds a client may leave its reply unread before it is dropped
 REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
+REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 IDLE_LIMIT = 60.0  # seconds a client that subscribed to nothing may stay silent
 
 
@@ -96,6 +97,7 @@ class Server:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._servers: list[asyncio.Server] = []
+        self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
         self.healer = heal.Healer(run_dir, self.say)
 
     # -- life -----------------------------------------------------------------------------
@@ -218,8 +220,7 @@ class Server:
         pid, uid, _gid = struct.unpack("3i", sock.getsockopt(
             socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
         if uid not in (0, os.getuid()):
-            self.say(f"refused a control connection from uid {uid} (pid {pid}): only "
-                     f"uid {os.getuid()} and root may connect")
+            self._refused(uid, pid)
             await _refuse(writer, "refused: not the supervisor's user", reader)
             return
         if len(self.clients) >= MAX_CLIENTS:
@@ -241,6 +242,21 @@ class Server:
             if c.wants_usage:
                 self.core.want_usage(False)
             writer.close()
+
+    def _refused(self, uid: int, pid: int) -> None:
+        """Say it, once a REFUSAL_NOTICE_EVERY per uid: 17,000 refused connections once
+        wrote 1.7 MB of the same line to supervisor.log."""
+        now = time.monotonic()
+        last, hidden = self._refusals.get(uid, (-REFUSAL_NOTICE_EVERY, 0))
+        if now - last < REFUSAL_NOTICE_EVERY:
+            self._refusals[uid] = (last, hidden + 1)
+            return
+        if len(self._refusals) > 1024:
+            self._refusals.clear()
+        self._refusals[uid] = (now, 0)
+        more = f" ({hidden} more from that uid since the last notice)" if hidden else ""
+        self.say(f"refused a control connection from uid {uid} (pid {pid}): only "
+                 f"uid {os.getuid()} and root may connect{more}")
 
     def _hello(self) -> dict[str, Any]:
         views = self.core.views()
