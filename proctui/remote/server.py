@@ -509,7 +509,8 @@ class Server:
             if request.replay is not None:
                 start = max(start, buf.total - request.replay)
             if request.start is not None and name in request.start:
-                start = max(0, request.start[name])
+                # (beyond the end, it would be sent an empty message on every change)
+                start = min(max(0, request.start[name]), buf.total)
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
         c.news.set()
         return Done()
