@@ -14,7 +14,9 @@ import pytest
 from proctui.core.api import Core
 from proctui.core.view import Reply
 from proctui.protocol import commands
-from proctui.protocol.commands import COMMANDS, CORE_COMMANDS, Fault, decode, encode_reply
+from proctui.protocol.commands import COMMANDS, CORE_COMMANDS, Fault
+from proctui.protocol.decode import decode
+from proctui.protocol.replies import encode_reply
 from proctui.remote.client import RemoteCore
 from tests.fake_core import FakeCore
 

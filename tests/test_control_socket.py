@@ -26,7 +26,8 @@ from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import Fault
-from proctui.remote import server as server_module
+from proctui.protocol.replies import encode_reply
+from proctui.remote import pages, slots
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
 from tests.children import STUBBORN
@@ -387,10 +388,10 @@ def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
     """More clients than there are slots, each trickling a byte a second (and some saying
     nothing at all): the owner's commands still get through at once, and every trickler is
     closed once its request has not arrived whole within the window."""
-    monkeypatch.setattr(server_module, "REQUEST_WINDOW", 2.0)
-    monkeypatch.setattr(server_module, "IDLE_LIMIT", 3.0)
+    monkeypatch.setattr(slots, "REQUEST_WINDOW", 2.0)
+    monkeypatch.setattr(slots, "IDLE_LIMIT", 3.0)
     s = served([spec("a", "sleep 60")])
-    tricklers = [s.raw() for _ in range(server_module.MAX_CLIENTS + 16)]
+    tricklers = [s.raw() for _ in range(slots.MAX_CLIENTS + 16)]
     silent = [s.raw() for _ in range(4)]
     stop = threading.Event()
 
@@ -404,7 +405,7 @@ def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
     thread = threading.Thread(target=trickle, daemon=True)
     thread.start()
     try:
-        wait_until(lambda: len(s.server.clients) >= server_module.MAX_CLIENTS,
+        wait_until(lambda: len(s.server.clients) >= slots.MAX_CLIENTS,
                    what="every slot taken")
         start = time.monotonic()
         conn = s.connection()  # the owner's status
@@ -476,7 +477,7 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
         grown = _rss("VmHWM") - before  # the peak: a reply built whole and then dropped
         assert grown < 60 << 20, f"the supervisor grew by {grown >> 20} MB"
         held = [c.writer.transport.get_write_buffer_size() for c in s.server.clients]
-        assert all(size <= server_module.MAX_QUEUED for size in held), held
+        assert all(size <= pages.MAX_QUEUED for size in held), held
         outcome = s.view("hung").outcome
         term = next(x for x in outcome.sent if x.reason is Reason.STOP_REQUEST)
         kill = next(x for x in outcome.sent if x.reason is Reason.TIMEOUT)
@@ -489,7 +490,7 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
     conn = s.connection()
     try:
         page = conn.call(commands.Tail("big"))
-        assert len(wire.dumps(commands.encode_reply(page))) < 2 * server_module.PAGE_BYTES
+        assert len(wire.dumps(encode_reply(page))) < 2 * pages.PAGE_BYTES
         got = list(page.lines)
         while page.more:
             page = conn.call(commands.Tail("big", start=page.next))
@@ -501,7 +502,7 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
 
 
 def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
-    monkeypatch.setattr(server_module, "PAGE_BYTES", 100)  # one entry a page
+    monkeypatch.setattr(pages, "PAGE_BYTES", 100)  # one entry a page
     s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
     core = RemoteCore(s.connection(), output=False)
     try:
@@ -519,13 +520,13 @@ def test_a_console_that_reads_keeps_its_slot_when_strangers_subscribe(served):
     console = RemoteCore(s.connection())
     hogs = []
     try:
-        for _ in range(server_module.MAX_CLIENTS + 8):
+        for _ in range(slots.MAX_CLIENTS + 8):
             sock = s.raw()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.sendall(wire.dumps({"op": "hello", "kind": "hog"}) +
                          wire.dumps({"op": "watch", "output": "all"}))
             hogs.append(sock)
-        wait_until(lambda: len(s.server.clients) == server_module.MAX_CLIENTS,
+        wait_until(lambda: len(s.server.clients) == slots.MAX_CLIENTS,
                    what="every slot taken")
         conn = s.connection()
         try:

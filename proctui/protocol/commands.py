@@ -1,11 +1,12 @@
 """The command table: every control command once, with its request, its reply and the
 faults it can answer with.
 
-A command is a frozen dataclass. Its class docstring is the documentation of the wire
-message and of the CLI command that sends it; ``op`` is its name on the wire; its fields
-are the message's keys. ``decode`` turns a client's JSON object into a request (never
-raising: anything malformed is a ``Failed`` with a fault code); ``encode_reply`` and
-``Request.answer`` carry replies across. The server dispatches the commands that act on
+A command is a frozen dataclass. Its docstring opens with the CLI command's help and
+goes on with the wire message; ``op`` is its name on the wire; its fields are the
+message's keys. ``proctui.protocol.decode`` turns a client's JSON object into a request
+(never raising: anything malformed is a ``Done`` with a fault code); ``encode_reply``
+(``proctui.protocol.replies``) and ``Request.answer`` carry replies across. The server
+dispatches the commands that act on
 processes through ``CoreCommand.apply``, which names the ``Core`` method once; the remote
 client builds the same requests (``RemoteCore.stop`` is ``Stop(name)``), and
 ``proctui.protocol.conformance`` makes the type checker prove that the supervisor, the
@@ -42,144 +43,27 @@ ping            Ping()                   Done             -
 
 from __future__ import annotations
 
-import math
-import re
-import types
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import MISSING, dataclass, field, fields
-from enum import Enum
-from typing import (
-    Any,
-    ClassVar,
-    Generic,
-    Literal,
-    TypeVar,
-    Union,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.api import Core
 from proctui.core.outcome import Who
 from proctui.core.view import Reply
+from proctui.protocol.replies import (
+    Done,
+    Fault,
+    JournalPage,
+    TailPage,
+    done_from_wire,
+    failed,
+    int_from_wire,
+)
 
-MAX_NAME = 256  # characters in a process name or a client's kind
-MAX_NAMES = 4096  # names in one watch request
-MAX_NUMBER = 1 << 53  # integers beyond a double's exact range are not line numbers
-
-
-class Fault(Enum):
-    """Why a command was not done, as a code a script can test (supervisord's Faults).
-    The value is the code on the wire; ``words`` says it to a person."""
-
-    UNKNOWN_COMMAND = 1
-    BAD_REQUEST = 2
-    BAD_VALUE = 3
-    UNKNOWN_NAME = 10
-    NOT_RUNNING = 11
-    REFUSED = 20
-    GONE = 30
-    NOT_ANSWERING = 31
-
-    @property
-    def words(self) -> str:
-        return _WORDS[self]
-
-
-_WORDS = {
-    Fault.UNKNOWN_COMMAND: "no such command",
-    Fault.BAD_REQUEST: "the request is malformed",
-    Fault.BAD_VALUE: "a value is out of range",
-    Fault.UNKNOWN_NAME: "no process by that name",
-    Fault.NOT_RUNNING: "the process is not running",
-    Fault.REFUSED: "the supervisor refused",
-    Fault.GONE: "the supervisor has gone away",
-    Fault.NOT_ANSWERING: "the supervisor is not answering",
-}
-
-
-# -- replies ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Done:
-    """Every reply: was it done, the words for the operator, and the fault when not."""
-
-    ok: bool = True
-    text: str = ""
-    fault: Fault | None = None
-
-    def wire(self) -> dict[str, Any]:
-        return {}
-
-    @property
-    def reply(self) -> Reply:
-        return Reply(self.ok, self.text)
-
-
-def failed(fault: Fault, text: str = "") -> Done:
-    return Done(False, text or fault.words, fault)
-
-
-@dataclass(frozen=True)
-class JournalPage(Done):
-    """At most one page of the journal, from entry ``start``; ``next`` asks for the rest."""
-
-    entries: list[dict[str, object]] = field(default_factory=list)
-    next: int = 0
-    more: bool = False
-
-    def wire(self) -> dict[str, Any]:
-        return {"entries": self.entries, "next": self.next, "more": self.more}
-
-
-@dataclass(frozen=True)
-class TailPage(Done):
-    """At most one page of a process's scrollback: lines numbered from ``first``, their
-    streams as runs ([stream, count], ...); ``next`` is where the following page begins
-    (and, once ``more`` is false, where new output will begin)."""
-
-    first: int = 0
-    lines: list[str] = field(default_factory=list)
-    runs: list[list[int]] = field(default_factory=list)
-    next: int = 0
-    more: bool = False
-    total: int = 0  # lines the process had written when this page was read
-
-    def wire(self) -> dict[str, Any]:
-        return {"first": self.first, "lines": self.lines, "runs": self.runs,
-                "next": self.next, "more": self.more, "total": self.total}
-
-    @property
-    def streams(self) -> list[int]:
-        return [s for s, count in self.runs for _ in range(count)]
-
-
-def encode_reply(answer: Done, number: object = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"t": "reply", "ok": answer.ok, "text": answer.text,
-                           "fault": None if answer.fault is None else answer.fault.name,
-                           **answer.wire()}
-    if number is not None:
-        out["id"] = number
-    return out
-
-
-def _fault(d: Mapping[str, Any]) -> Fault | None:
-    name = d.get("fault")
-    if not isinstance(name, str):
-        return None if d.get("ok") else Fault.REFUSED
-    return Fault.__members__.get(name, Fault.REFUSED)
-
-
-def _done(d: Mapping[str, Any]) -> Done:
-    return Done(bool(d.get("ok")), str(d.get("text") or ""), _fault(d))
-
-
-def _int(value: object, default: int = 0) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+__all__ = ["BY_NAME", "COMMANDS", "CORE_COMMANDS", "Done", "Fault", "JournalPage",
+           "TailPage", "failed"]
 
 
 # -- requests -----------------------------------------------------------------------------
@@ -212,16 +96,21 @@ class Request(Generic[A]):
 
 
 @dataclass(frozen=True)
-class CoreCommand(Request[Done]):
+class Simple(Request[Done]):
+    """A command whose reply is only done or not, with words."""
+
+    def answer(self, d: Mapping[str, Any]) -> Done:
+        return done_from_wire(d)
+
+
+@dataclass(frozen=True)
+class CoreCommand(Simple):
     """A command the core carries out; ``method`` is its name in the ``Core`` API."""
 
     method: ClassVar[str]
 
     def apply(self, core: Core) -> Future[Reply]:
         raise NotImplementedError
-
-    def answer(self, d: Mapping[str, Any]) -> Done:
-        return _done(d)
 
 
 @dataclass(frozen=True)
@@ -418,7 +307,7 @@ class SetInteractive(CoreCommand):
 
 
 @dataclass(frozen=True)
-class WantUsage(Request[Done]):
+class WantUsage(Simple):
     """Whether this client shows CPU and memory (the core samples only while one does).
     Per connection: the server counts it and takes it back when the client leaves."""
 
@@ -426,24 +315,18 @@ class WantUsage(Request[Done]):
     method: ClassVar[str] = "want_usage"
     wanted: bool = False
 
-    def answer(self, d: Mapping[str, Any]) -> Done:
-        return _done(d)
-
 
 @dataclass(frozen=True)
-class Hello(Request[Done]):
+class Hello(Simple):
     """What the client is ("console", "down", "logs"): consoles are counted in the state,
     and a client that says what it is has subscribed (it is never closed for idleness)."""
 
     op = "hello"
     kind: str = ""
 
-    def answer(self, d: Mapping[str, Any]) -> Done:
-        return _done(d)
-
 
 @dataclass(frozen=True)
-class Watch(Request[Done]):
+class Watch(Simple):
     """Stream output (``logs -f``, consoles): of every process ("all") or those named,
     ``replay`` lines back (None: the whole scrollback), or from line ``start[name]``."""
 
@@ -456,9 +339,6 @@ class Watch(Request[Done]):
         if self.replay is not None and self.replay < 0:
             return failed(Fault.BAD_VALUE, f"watch: replay {self.replay} is negative")
         return None
-
-    def answer(self, d: Mapping[str, Any]) -> Done:
-        return _done(d)
 
 
 @dataclass(frozen=True)
@@ -475,10 +355,10 @@ class Journal(Request[JournalPage]):
 
     def answer(self, d: Mapping[str, Any]) -> JournalPage:
         entries = d.get("entries")
-        return JournalPage(**_done(d).__dict__,
+        return JournalPage(**done_from_wire(d).__dict__,
                            entries=[e for e in entries if isinstance(e, dict)]
                            if isinstance(entries, list) else [],
-                           next=_int(d.get("next")), more=d.get("more") is True)
+                           next=int_from_wire(d.get("next")), more=d.get("more") is True)
 
 
 @dataclass(frozen=True)
@@ -499,23 +379,20 @@ class Tail(Request[TailPage]):
 
     def answer(self, d: Mapping[str, Any]) -> TailPage:
         lines, runs = d.get("lines"), d.get("runs")
-        return TailPage(**_done(d).__dict__, first=_int(d.get("first")),
+        return TailPage(**done_from_wire(d).__dict__, first=int_from_wire(d.get("first")),
                         lines=[str(x) for x in lines] if isinstance(lines, list) else [],
                         runs=[r for r in runs if isinstance(r, list) and len(r) == 2
                               and all(isinstance(x, int) for x in r)]
                         if isinstance(runs, list) else [],
-                        next=_int(d.get("next")), more=d.get("more") is True,
-                        total=_int(d.get("total")))
+                        next=int_from_wire(d.get("next")), more=d.get("more") is True,
+                        total=int_from_wire(d.get("total")))
 
 
 @dataclass(frozen=True)
-class Ping(Request[Done]):
+class Ping(Simple):
     """Is the supervisor answering? (``down``, ``logs -f`` and consoles ask while idle.)"""
 
     op = "ping"
-
-    def answer(self, d: Mapping[str, Any]) -> Done:
-        return _done(d)
 
 
 CORE_COMMANDS: tuple[type[CoreCommand], ...] = (
@@ -527,115 +404,3 @@ COMMANDS: dict[str, type[Request[Any]]] = {cls.op: cls for cls in _ALL}
 # The CLI's process commands (proctui OP NAME...).
 BY_NAME: dict[str, type[Named]] = {
     cls.op: cls for cls in CORE_COMMANDS if issubclass(cls, Named)}
-
-
-# -- decoding a client's request ----------------------------------------------------------
-
-_ASCII_WORD = re.compile(r"[a-z_]{1,32}")
-
-
-class _Bad(Exception):
-    pass
-
-
-def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
-    """The request a client's message holds, or the fault that says why it holds none.
-    Never raises: every byte from a client is hostile."""
-    op = message.get("op")
-    if not isinstance(op, str) or not _ASCII_WORD.fullmatch(op):
-        return failed(Fault.UNKNOWN_COMMAND, f"unknown command {str(op)[:40]!r}")
-    cls = COMMANDS.get(op)
-    if cls is None:
-        return failed(Fault.UNKNOWN_COMMAND, f"unknown command {op!r}")
-    hints = _hints(cls)
-    values: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in message:
-            if f.default is MISSING and f.default_factory is MISSING:
-                return failed(Fault.BAD_REQUEST, f"{op}: {f.name} is missing")
-            continue
-        try:
-            values[f.name] = _value(message[f.name], hints[f.name])
-        except _Bad:
-            return failed(Fault.BAD_REQUEST if not _is_number(message[f.name]) else
-                          Fault.BAD_VALUE,
-                          f"{op}: {f.name} is not {_describe(hints[f.name])}")
-    request = cls(**values)
-    return request.check() or request
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = get_type_hints(cls)
-    return hints
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _value(value: object, hint: Any) -> object:
-    """``value`` if it is of type ``hint`` (and within bounds), else _Bad."""
-    origin = get_origin(hint)
-    if origin in (Union, types.UnionType):
-        for option in get_args(hint):
-            try:
-                return _value(value, option)
-            except _Bad:
-                continue
-        raise _Bad
-    if origin is Literal:
-        if value in get_args(hint) and type(value) is str:
-            return value
-        raise _Bad
-    if hint is type(None):
-        if value is None:
-            return None
-        raise _Bad
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise _Bad
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool) and \
-                abs(value) <= MAX_NUMBER:
-            return value
-        raise _Bad
-    if hint is float:
-        if _is_number(value) and math.isfinite(float(value)):  # type: ignore[arg-type]
-            return float(value)  # type: ignore[arg-type]
-        raise _Bad
-    if hint is str:
-        if isinstance(value, str) and len(value) <= MAX_NAME:
-            return value
-        raise _Bad
-    if origin is list:
-        (item,) = get_args(hint)
-        if isinstance(value, list) and len(value) <= MAX_NAMES:
-            return [_value(v, item) for v in value]
-        raise _Bad
-    if origin is dict:
-        key, item = get_args(hint)
-        if isinstance(value, dict) and len(value) <= MAX_NAMES:
-            return {_value(k, key): _value(v, item) for k, v in value.items()}
-        raise _Bad
-    raise _Bad
-
-
-def _describe(hint: Any) -> str:
-    origin = get_origin(hint)
-    if origin in (Union, types.UnionType):
-        return " or ".join(_describe(h) for h in get_args(hint))
-    if origin is Literal:
-        return " or ".join(repr(a) for a in get_args(hint))
-    if origin is list:
-        return "a list of names"
-    if origin is dict:
-        return "a map of names to line numbers"
-    return {bool: "true or false", int: "a whole number", float: "a number of seconds",
-            str: f"a string of at most {MAX_NAME} characters",
-            type(None): "null"}.get(hint, "valid")

@@ -11,10 +11,9 @@ fresh from the core's snapshots and buffers, so a client that fell behind is bro
 to date by its next push, and the lines that left the scrollback meanwhile are counted
 as dropped. A push waits while the client's unread bytes exceed HIGH_WATER.
 
-A slot is never held by a client that does nothing: a request must arrive whole within
-REQUEST_WINDOW seconds of its first byte, a client that subscribed to nothing is closed
-after IDLE_LIMIT seconds of silence, and when all MAX_CLIENTS slots are taken the
-longest-idle client makes room for the newcomer (it may be the owner's ``down``).
+Requests are decoded by the command table and carried out by dispatch.py; slots.py
+keeps a client that does nothing from holding a slot, pages.py bounds every reply, and
+heal.py makes the run directory again if it is removed.
 
 Only the same user (or root) may connect: the directory is 0700, the socket 0600, and
 the peer's credentials are checked; anyone else is refused and the refusal logged. A
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import socket
 import stat
@@ -34,51 +32,22 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from proctui import __version__
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.protocol import commands, wire
-from proctui.protocol.commands import Done, Fault, JournalPage, TailPage
-from proctui.remote import heal
+from proctui.protocol import wire
+from proctui.protocol.replies import encode_reply
+from proctui.remote import dispatch, heal, pages, slots
+from proctui.remote.slots import Client
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
-HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
+HIGH_WATER = pages.HIGH_WATER
 BATCH = 256 << 10  # bytes of output in one push (more follow at once)
-MAX_CLIENTS = 64
-PAGE_BYTES = 256 << 10  # about the most one reply holds (tail, journal: the client pages)
-SLICE = 1000  # lines or entries read between two yields to the core's thread
-MAX_QUEUED = HIGH_WATER + 2 * PAGE_BYTES + (1 << 20)  # bytes unread: more drops a client
-DRAIN_LIMIT = 60.0  # seconds a client may leave its reply unread before it is dropped
-REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
+MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
-IDLE_LIMIT = 60.0  # seconds a client that subscribed to nothing may stay silent
-
-
-@dataclass(eq=False)
-class Client:
-    writer: asyncio.StreamWriter
-    pid: int
-    news: asyncio.Event = field(default_factory=asyncio.Event)
-    seen: dict[str, int] = field(default_factory=dict)  # view seq sent, by name
-    sent: dict[str, int] = field(default_factory=dict)  # next line number to send
-    partial: dict[str, str] = field(default_factory=dict)
-    cleared: dict[str, int] = field(default_factory=dict)
-    state: dict[str, Any] | None = None
-    wants_usage: bool = False
-    kind: str = ""  # what it said it is: "console", "down", "logs", ...
-    active: float = field(default_factory=time.monotonic)  # its last whole request
-    journal: list[dict[str, object]] | None = None  # the journal it is paging through
-    stalled: float | None = None  # since when its news waits for it to read
-    opened: float = field(default_factory=time.monotonic)
-
-    @property
-    def subscribed(self) -> bool:
-        """Waits for news (a console, down, logs -f): silence is its normal state."""
-        return bool(self.kind or self.sent or self.wants_usage)
 
 
 class Server:
@@ -99,6 +68,7 @@ class Server:
         self._servers: list[asyncio.Server] = []
         self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
         self.healer = heal.Healer(run_dir, self.say)
+        self.dispatch = dispatch.Dispatch(core, lambda: self._changed())
 
     # -- life -----------------------------------------------------------------------------
 
@@ -221,9 +191,9 @@ class Server:
             socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
         if uid not in (0, os.getuid()):
             self._refused(uid, pid)
-            await _refuse(writer, "refused: not the supervisor's user", reader)
+            await slots.refuse(writer, "refused: not the supervisor's user", reader)
             return
-        if len(self.clients) >= MAX_CLIENTS:
+        if len(self.clients) >= slots.MAX_CLIENTS:
             self._make_room()
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
         c = Client(writer, pid)
@@ -267,67 +237,37 @@ class Server:
                 "scrollback": [self.core.buffer(v.name).capacity for v in views]}
 
     def _make_room(self) -> None:
-        """The newcomer always gets a slot (it may be the owner's ``down``). The one that
-        goes: a client subscribed to nothing (the longest silent first), else one that
-        leaves its news unread (the longest stalled first), else the newest reader, so
-        that a burst of newcomers cannot push out the console that was there first."""
-        victim = min(self.clients, key=_expendable)
+        """The newcomer always gets a slot (it may be the owner's ``down``)."""
+        victim = min(self.clients, key=slots.expendable)
         self.clients.discard(victim)
         with contextlib.suppress(Exception):
             victim.writer.write(wire.dumps({"t": "error", "error": (
-                f"closed to make room: {MAX_CLIENTS} clients at once, and this one was "
-                "the longest idle")}))
+                f"closed to make room: {slots.MAX_CLIENTS} clients at once, and this one "
+                "was the most expendable")}))
             victim.writer.transport.abort()
 
     async def _reading(self, c: Client, reader: asyncio.StreamReader) -> None:
-        """Requests, one a line. A request must arrive whole within REQUEST_WINDOW of its
-        first byte, and a client that has not subscribed to news is closed after
-        IDLE_LIMIT of silence: a trickle of bytes or an idle socket cannot hold a slot."""
-        buf = bytearray()
-        began = time.monotonic()
+        """Requests, one a line, each answered in turn (slots.Requests bounds how they
+        arrive); a client that asks and never reads its replies is dropped."""
+        requests = slots.Requests(reader)
         while True:
-            end = buf.find(b"\n")
-            while end < 0:
-                if len(buf) > wire.MAX_LINE:
-                    await _refuse(c.writer, "message too long", reader)
-                    return
-                now = time.monotonic()
-                if buf:
-                    wait: float | None = began + REQUEST_WINDOW - now
-                    why = f"closed: a request must arrive whole within {REQUEST_WINDOW:g}s"
-                elif c.subscribed:
-                    wait, why = None, ""
-                else:
-                    wait = c.active + IDLE_LIMIT - now
-                    why = f"closed: idle for {IDLE_LIMIT:g}s"
-                try:
-                    if wait is not None and wait <= 0:
-                        raise TimeoutError
-                    chunk = await asyncio.wait_for(reader.read(1 << 16), wait)
-                except TimeoutError:
-                    await _refuse(c.writer, why, reader)
-                    return
-                if not chunk:
-                    return  # closed (in the middle of a message, perhaps: nothing done)
-                if not buf:
-                    began = time.monotonic()
-                scan = len(buf)
-                buf += chunk
-                end = buf.find(b"\n", scan)
-            line = bytes(buf[:end + 1])
-            del buf[:end + 1]
-            began = c.active = time.monotonic()
-            try:
-                message = wire.loads(line)
-            except (ValueError, RecursionError):
-                await _refuse(c.writer, "not a JSON object", reader)
+            got = await requests.next(c)
+            if got is None:
+                return  # closed (in the middle of a message, perhaps: nothing done)
+            if isinstance(got, str):
+                await slots.refuse(c.writer, got, reader)
                 return
-            answer = await self._command(c, message)
-            c.writer.write(wire.dumps(commands.encode_reply(answer, _id(message))))
-            if c.writer.transport.get_write_buffer_size() > MAX_QUEUED:
+            try:
+                message = wire.loads(got)
+            except (ValueError, RecursionError):
+                await slots.refuse(c.writer, "not a JSON object", reader)
+                return
+            answer = await self.dispatch(c, message)
+            c.writer.write(wire.dumps(encode_reply(answer, dispatch.reply_id(message))))
+            if c.writer.transport.get_write_buffer_size() > pages.MAX_QUEUED:
                 return  # asks and never reads: its bytes are not ours to hold
             try:  # a client that sends but never reads waits here, for a while
-                await asyncio.wait_for(c.writer.drain(), DRAIN_LIMIT)
+                await asyncio.wait_for(c.writer.drain(), pages.DRAIN_LIMIT)
             except TimeoutError:
                 return
 
@@ -367,7 +307,7 @@ class Server:
             c.partial[name] = got.partial
             c.cleared[name] = buf.cleared_before
             data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
-                               "s": _runs(got.streams), "d": max(0, got.first - start),
+                               "s": pages.runs(got.streams), "d": max(0, got.first - start),
                                "o": buf.output_total, "p": got.partial,
                                "c": buf.cleared_before})
             w.write(data)
@@ -389,179 +329,6 @@ class Server:
             state["final"] = [[n, None if o is None else wire.outcome_to_dict(o)]
                               for n, o in core.final()]
         return state
-
-    # -- commands ---------------------------------------------------------------------
-
-    async def _command(self, c: Client, m: dict[str, Any]) -> Done:
-        request = commands.decode(m)
-        if isinstance(request, Done):
-            return request
-        try:
-            return await self._dispatch(c, request)
-        except Exception as e:  # a command the core refused outright
-            return commands.failed(Fault.REFUSED, str(e).strip("'\""))
-
-    async def _dispatch(self, c: Client, request: commands.Request[Any]) -> Done:
-        """One place that carries out a decoded request: the core's commands through the
-        table, the connection's own here."""
-        core = self.core
-        if isinstance(request, commands.Named) and request.name not in c.seen:
-            return commands.failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
-        if isinstance(request, commands.CoreCommand):
-            reply = await asyncio.wrap_future(request.apply(core))
-            if reply.ok:
-                return Done(True, reply.text)
-            fault = Fault.REFUSED
-            if isinstance(request, commands.Named) and request.needs_running and \
-                    not self._alive(request.name):
-                fault = Fault.NOT_RUNNING
-            return Done(False, reply.text, fault)
-        if isinstance(request, commands.WantUsage):
-            if request.wanted != c.wants_usage:
-                c.wants_usage = request.wanted
-                core.want_usage(request.wanted)
-            return Done()
-        if isinstance(request, commands.Hello):
-            c.kind = request.kind[:32]
-            self._changed()  # everyone's state now counts it
-            return Done()
-        if isinstance(request, commands.Watch):
-            return self._watch(c, request)
-        if isinstance(request, commands.Journal):
-            return await self._journal(c, request)
-        if isinstance(request, commands.Tail):
-            return await self._tail(c, request)
-        if isinstance(request, commands.Ping):
-            return Done()
-        return commands.failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")
-
-    def _alive(self, name: str) -> bool:
-        return any(v.name == name and v.alive for v in self.core.views())
-
-    async def _journal(self, c: Client, request: commands.Journal) -> JournalPage:
-        """At most PAGE_BYTES of entries (measured as sent), measured a slice at a time so
-        that the core's thread gets the GIL between slices. The first page takes the
-        journal as it is; the following pages read that same list (copying the whole
-        journal for every page would make paging quadratic)."""
-        if request.start == 0 or c.journal is None:
-            c.journal = self.core.journal()
-        entries = c.journal
-        page: list[dict[str, object]] = []
-        size, at = 0, request.start
-        while at < len(entries) and size < PAGE_BYTES:
-            for entry in entries[at:at + SLICE]:
-                size += len(json.dumps(entry, ensure_ascii=False, default=str))
-                page.append(entry)
-                at += 1
-                if size >= PAGE_BYTES:
-                    break
-            await asyncio.sleep(0)
-        if at >= len(entries):
-            c.journal = None
-        return JournalPage(entries=page, next=at, more=at < len(entries))
-
-    async def _tail(self, c: Client, request: commands.Tail) -> Done:
-        """One page of scrollback: at most PAGE_BYTES of lines, read a slice at a time.
-        Twenty clients asking for an 80 MB scrollback each once made 1.7 GB of replies."""
-        if request.name not in c.seen:
-            return commands.failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
-        buf = self.core.buffer(request.name)
-        if request.start is not None:
-            start = request.start
-        elif request.lines is not None:
-            start = max(0, buf.total - request.lines)
-        else:
-            start = 0
-        first: int | None = None
-        lines: list[str] = []
-        streams: list[int] = []
-        size = 0
-        at = start
-        while size < PAGE_BYTES:
-            got = buf.read(at, SLICE)
-            if first is None:
-                first = got.first
-            elif got.first != at:
-                break  # the scrollback moved past us meanwhile: the next page says so
-            for line, stream in zip(got.lines, got.streams, strict=False):
-                lines.append(line)
-                streams.append(stream)
-                size += len(line) + 4
-                if size >= PAGE_BYTES:
-                    break
-            at = (first if first is not None else start) + len(lines)
-            if not got.lines or at >= buf.total:
-                break
-            await asyncio.sleep(0)
-        begin = start if first is None else first
-        end = begin + len(lines)
-        return TailPage(first=begin, lines=lines, runs=_runs(streams), next=end,
-                        more=end < buf.total, total=buf.total)
-
-    def _watch(self, c: Client, request: commands.Watch) -> Done:
-        """Stream output: of every process ("all") or those named, starting ``replay``
-        lines back (default: the whole scrollback), or at line ``start`` (by name)."""
-        output = request.output
-        names = list(c.seen) if output == "all" else [n for n in output or () if n in c.seen]
-        for name in names:
-            buf = self.core.buffer(name)
-            start = buf.first
-            if request.replay is not None:
-                start = max(start, buf.total - request.replay)
-            if request.start is not None and name in request.start:
-                # (beyond the end, it would be sent an empty message on every change)
-                start = min(max(0, request.start[name]), buf.total)
-            c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
-        c.news.set()
-        return Done()
-
-
-def _expendable(c: Client) -> tuple[int, float]:
-    """Who makes room first: the smallest."""
-    if not c.subscribed:
-        return 0, c.active
-    if c.stalled is not None:
-        return 1, c.stalled
-    return 2, -c.opened
-
-
-def _runs(streams: list[int]) -> list[list[int]]:
-    """[1, 1, 1, 2] as [[1, 3], [2, 1]]: most output is long runs of one stream."""
-    out: list[list[int]] = []
-    for s in streams:
-        if out and out[-1][0] == s:
-            out[-1][1] += 1
-        else:
-            out.append([s, 1])
-    return out
-
-
-async def _refuse(writer: asyncio.StreamWriter, why: str,
-                  reader: asyncio.StreamReader | None = None) -> None:
-    """Say why, then close. Unread input at close would reset the connection and could
-    lose the reason: so first let the peer see our end, discarding what it still sends
-    (for a second at most)."""
-    with contextlib.suppress(Exception):
-        writer.write(wire.dumps({"t": "error", "error": why}))
-        await asyncio.wait_for(writer.drain(), 1.0)
-        if reader is not None and writer.can_write_eof():
-            writer.write_eof()
-            async with asyncio.timeout(1.0):
-                while await reader.read(1 << 16):
-                    pass
-    writer.close()
-
-
-def _id(message: dict[str, Any]) -> int | str | None:
-    """The request's id, echoed in its reply: a number or a short string, nothing else
-    (a client's lone surrogate or megabyte id must not break our reply)."""
-    number = message.get("id")
-    if isinstance(number, int) and not isinstance(number, bool) and abs(number) < 1 << 53:
-        return number
-    if isinstance(number, str) and len(number) <= 64:
-        return number  # (a lone surrogate goes back as the same JSON escape: see dumps)
-    return None
-
 
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
