@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from proctui.cli import SECONDS, _fail, cli
+from proctui.protocol.commands import BY_NAME, Extend
 
 
 def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-def]
@@ -77,21 +78,16 @@ def _process_command(op: str, verb: str) -> None:
         _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout))
 
 
-for _op, _verb in (("stop", "Stop NAME...: the stop signal, then the countdown."),
-                   ("start", "Start NAME... again, once it has ended."),
-                   ("restart", "Restart NAME..."),
-                   ("kill", "Kill NAME... now: SIGKILL to its whole group (at a decision: "
-                            "kill)."),
-                   ("abandon", "Abandon NAME...: leave it running, never signal it again.")):
-    _process_command(_op, _verb)
+# Their help is the first line of the command's docstring in the table: written once.
+for _op in ("stop", "start", "restart", "kill", "abandon"):
+    _process_command(_op, BY_NAME[_op].help())
 
 
-@cli.command()
+@cli.command(help=Extend.help())
 @where_options
 @click.argument("name")
 @click.argument("seconds", type=SECONDS)
 def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
-    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend)."""
     from proctui import control
 
     if seconds <= 0:

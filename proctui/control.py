@@ -24,8 +24,10 @@ from proctui.core.report import still_stopping, summary_lines
 from proctui.core.rundir import default_run_dir
 from proctui.core.text import clean
 from proctui.core.view import ProcessView
-from proctui.remote.client import Connection, NoSupervisor, RemoteCore
-from proctui.remote.wire import SOCKET
+from proctui.protocol import commands
+from proctui.protocol.commands import Fault
+from proctui.protocol.wire import SOCKET
+from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
 from proctui.words import countdown, duration, look, running_words
 
 CONFIGS = ("proctui.toml", "Procfile")
@@ -49,30 +51,40 @@ def locate(file: Path | None, run_dir: Path | None) -> Path:
     mine = default_run_dir(here)  # proctui run 'CMD' ... from this directory
     if (mine / SOCKET).exists():
         return mine
-    live = running()
-    if len(live) == 1:
+    silent: list[NotAnswering] = []
+    live = running(silent)
+    if len(live) == 1 and not silent:
         return live[0][0]
-    if not live:
+    if not live and len(silent) == 1:
+        raise silent[0]
+    if not live and not silent:
         raise NoSupervisor("no supervisor is running (and no proctui.toml or Procfile "
                            "here): start one with proctui up, or pass -f FILE or --run-dir")
-    listed = "; ".join(f"{path} ({hello.get('source') or 'commands'}, pid "
-                       f"{hello.get('pid')})" for path, hello in live)
-    raise NoSupervisor(f"{len(live)} supervisors are running; pick one with --run-dir: "
-                       f"{listed}")
+    listed = [f"{path} ({hello.get('source') or 'commands'}, pid {hello.get('pid')})"
+              for path, hello in live] + [f"pid {e.pid} (not answering)" for e in silent]
+    raise NoSupervisor(f"{len(listed)} supervisors are running; pick one with --run-dir: "
+                       f"{'; '.join(listed)}")
 
 
-def running() -> list[tuple[Path, dict[str, Any]]]:
-    """Every supervisor of ours that answers, with its hello."""
+def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every supervisor of ours that answers, with its hello; those that do not answer
+    go to ``silent``."""
     root = default_run_dir(Path("/")).parent
     found = []
     with contextlib.suppress(OSError):
         for entry in sorted(root.iterdir()):
             if not (entry / SOCKET).exists():
                 continue
-            with contextlib.suppress(NoSupervisor):
+            try:
                 conn = Connection.open(entry)
-                found.append((entry, conn.hello))
-                conn.close()
+            except NotAnswering as e:
+                if silent is not None:
+                    silent.append(e)
+                continue
+            except NoSupervisor:
+                continue
+            found.append((entry, conn.hello))
+            conn.close()
     return found
 
 
@@ -155,22 +167,20 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
 
 def act(conn: Connection, op: str, names: tuple[str, ...], out: TextIO,
         by: float | None = None) -> int:
-    """Send ``op`` for each name; 0 when every one acted, 1 when the core said no to one."""
+    """Send the table's ``op`` for each name; 0 when every one acted, 1 when the core
+    said no to one."""
     known = conn.names
     for name in names:
         if name not in known:
             raise UnknownProcess(name, known)
     status = 0
     for name in names:
-        message: dict[str, Any] = {"op": op, "name": name}
-        if by is not None:
-            message["by"] = by
-        reply = conn.request(message)
-        if reply.get("unknown"):
+        request = commands.Extend(name, by) if op == "extend" else commands.BY_NAME[op](name)
+        reply = conn.call(request)
+        if reply.fault is Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, known)
-        text = str(reply.get("text") or f"{op} {name}: done")
-        out.write(clean(text) + "\n")
-        if not reply.get("ok"):
+        out.write(clean(reply.text or f"{op} {name}: done") + "\n")
+        if not reply.ok:
             status = 1
     return status
 
@@ -188,15 +198,22 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     if name not in conn.names:
         raise UnknownProcess(name, conn.names)
     colour = _is_tty(out)
-    reply = conn.request({"op": "tail", "name": name, "lines": lines})
-    _print_lines(out, reply["l"], _expand(reply["s"]), colour)
+    page = conn.call(commands.Tail(name, lines=lines))
+    end = page.total  # what was there when asked: a flood cannot keep us paging for ever
+    while True:  # a page at a time: the supervisor bounds each reply
+        if page.fault is Fault.UNKNOWN_NAME:
+            raise UnknownProcess(name, conn.names)
+        _print_lines(out, page.lines, page.streams, colour)
+        if not page.more or page.next >= end or not page.lines:
+            break
+        page = conn.call(commands.Tail(name, start=page.next))
     with contextlib.suppress(OSError, ValueError):
         out.flush()
     if not follow:
         return 0
-    conn.send({"op": "watch", "output": [name], "from": {name: reply["end"]}})
+    conn.send(commands.Watch([name], start={name: page.next}))
     while True:
-        message = conn.receive()
+        message = conn.event()  # raises NotAnswering when the supervisor falls silent
         if message is None:
             return 0  # the supervisor ended
         if message.get("t") == "out" and message.get("n") == name:
@@ -277,6 +294,10 @@ class Down:
         finally:
             signal.signal(signal.SIGINT, previous)
         status = 1
+        if core.not_answering is not None and not core.all_ended():
+            printer.finish(2.0)
+            core.close()
+            raise core.not_answering  # one line, exit status 2
         if not core.all_ended():
             printer.say(core.gone or "stopped watching before everything had ended")
         else:
@@ -365,4 +386,7 @@ def attach(conn: Connection, refresh_hz: float | None) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         conn.close()
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
-    return attach_console(RemoteCore(conn), refresh_hz=refresh_hz)
+    core = RemoteCore(conn)
+    status = attach_console(core, refresh_hz=refresh_hz)
+    # The console has said the one line already; a silent supervisor is exit status 2.
+    return 2 if core.not_answering is not None else status

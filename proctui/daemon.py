@@ -79,6 +79,18 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
         print(f"proctui {__version__}: supervisor pid {os.getpid()} started "
               f"{time.strftime('%Y-%m-%d %H:%M:%S')} for {source or 'commands'}", flush=True)
 
+    def reopen_log(rebuilt: RunDir) -> None:
+        """The run directory was removed and made again: our notices go to its new
+        supervisor.log, not to the removed one's."""
+        fd = rebuilt.open_append(LOG)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    from proctui.remote import heal
+
+    heal.REBUILT.append(reopen_log)
+
     def ready(error: str | None) -> None:
         _tell(ready_fd, f"error {error}; stopping everything" if error else
               f"ready {os.getpid()}")

@@ -161,6 +161,10 @@ class FakeCore:
     def exit_status(self) -> int:
         return 0
 
+    @property
+    def shutting_down(self) -> bool:  # (found missing by the type checker's conformance)
+        return False
+
     def _record(self, name: str, *args: object) -> concurrent.futures.Future[Reply]:
         self.commands.append((name, args))
         return _done(Reply(True))

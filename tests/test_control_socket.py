@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +24,10 @@ from proctui.core.machine import Phase
 from proctui.core.outcome import OutcomeKind, Reason
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.remote import wire
+from proctui.protocol import commands, wire
+from proctui.protocol.commands import Fault
+from proctui.protocol.replies import encode_reply
+from proctui.remote import pages, slots
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
 from tests.children import STUBBORN
@@ -142,10 +147,9 @@ def test_a_client_gets_hello_views_and_state_then_answers(served):
         assert {v.name: v.phase for v in conn.ordered_views()} == \
             {"a": Phase.RUNNING, "b": Phase.RUNNING}
         assert conn.views["a"].pid == s.view("a").pid
-        reply = conn.request({"op": "stop", "name": "a"})
-        assert reply["ok"] and reply["text"] == "stopping a"
-        assert conn.request({"op": "stop", "name": "nope"})["unknown"]
-        assert not conn.request({"op": "frobnicate"})["ok"]
+        reply = conn.call(commands.Stop("a"))
+        assert reply.ok and reply.text == "stopping a" and reply.fault is None
+        assert conn.call(commands.Stop("nope")).fault is Fault.UNKNOWN_NAME
     finally:
         conn.close()
 
@@ -230,7 +234,7 @@ def test_garbage_drops_the_client_and_nothing_else(served, payload):
         sock.close()
     assert s.view("a").phase is Phase.RUNNING
     conn = s.connection()  # the server still serves
-    assert conn.request({"op": "tail", "name": "a"})["ok"]
+    assert conn.call(commands.Tail("a")).ok
     conn.close()
 
 
@@ -256,7 +260,7 @@ def test_a_socket_closed_in_the_middle_of_a_message_does_nothing(served):
         sock.close()
     conn = s.connection()
     try:
-        conn.request({"op": "tail", "name": "a"})
+        conn.call(commands.Tail("a"))
         assert s.view("a").phase is Phase.RUNNING
         wait_until(lambda: len(s.server.clients) == 1, what="the dead clients gone")
     finally:
@@ -326,3 +330,248 @@ def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
     conn = s.connection()
     assert conn.names == ["a"]
     conn.close()
+
+
+def test_every_refusal_has_a_fault_code_and_words(served):
+    """Faults, like supervisord's: a script tests the code, a person reads the words."""
+    s = served([spec("a", "sleep 60"), spec("done", "sleep 60")])
+    assert s.sup.stop("done").result(5).ok
+    wait_until(lambda: s.view("done").outcome is not None, what="done to end")
+    sock = s.raw()
+    try:
+        for number, message in enumerate([
+                {"op": "frobnicate"}, {"op": "extend", "name": "a", "by": -1},
+                {"op": "extend", "name": "a", "by": "soon"}, {"op": "stop"},
+                {"op": "kill", "name": "nope"}, {"op": "kill", "name": "done"},
+                {"op": "tail", "name": "a", "lines": 10**30}]):
+            sock.sendall(wire.dumps({**message, "id": number}))
+        replies = {m["id"]: m for m in read_messages(sock, time.monotonic() + 3.0)
+                   if m.get("t") == "reply"}
+    finally:
+        sock.close()
+    assert [replies[i]["fault"] for i in range(7)] == [
+        "UNKNOWN_COMMAND", "BAD_VALUE", "BAD_REQUEST", "BAD_REQUEST", "UNKNOWN_NAME",
+        "NOT_RUNNING", "BAD_VALUE"]
+    assert all(not r["ok"] and r["text"] and "\n" not in r["text"] for r in replies.values())
+    assert s.view("a").phase is Phase.RUNNING
+
+
+def test_another_protocol_version_is_one_clear_line(tmp_path):
+    """A supervisor of another proctui version: the client says so and which, once."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    old = socket.socket(socket.AF_UNIX)
+    old.bind(str(run / wire.SOCKET))
+    old.listen(1)
+
+    def serve_old() -> None:
+        peer, _ = old.accept()
+        peer.sendall(b'{"t":"hello","v":1,"version":"0.0.9","pid":4120}\n')
+        peer.recv(100)
+        peer.close()
+
+    import threading
+    thread = threading.Thread(target=serve_old, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(NoSupervisor) as raised:
+            Connection.open(run, timeout=5)
+        text = str(raised.value)
+        assert "protocol 1" in text and f"speaks {wire.VERSION}" in text
+        assert "pid 4120" in text and "\n" not in text
+    finally:
+        old.close()
+        thread.join(5)
+
+
+def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
+    """More clients than there are slots, each trickling a byte a second (and some saying
+    nothing at all): the owner's commands still get through at once, and every trickler is
+    closed once its request has not arrived whole within the window."""
+    monkeypatch.setattr(slots, "REQUEST_WINDOW", 2.0)
+    monkeypatch.setattr(slots, "IDLE_LIMIT", 3.0)
+    s = served([spec("a", "sleep 60")])
+    tricklers = [s.raw() for _ in range(slots.MAX_CLIENTS + 16)]
+    silent = [s.raw() for _ in range(4)]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.is_set():
+            for sock in tricklers:
+                with contextlib.suppress(OSError):
+                    sock.send(b"{")
+            stop.wait(1.0)
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: len(s.server.clients) >= slots.MAX_CLIENTS,
+                   what="every slot taken")
+        start = time.monotonic()
+        conn = s.connection()  # the owner's status
+        try:
+            assert conn.call(commands.Stop("a")).ok
+        finally:
+            conn.close()
+        assert time.monotonic() - start < 3.0
+        # Each trickler is told why and closed within the window (and a margin).
+        for sock in tricklers[-8:] + silent:
+            messages = closed_by_server(sock, timeout=15.0)
+            assert any(m.get("t") == "error" for m in messages), messages
+    finally:
+        stop.set()
+        thread.join(5)
+        for sock in tricklers + silent:
+            sock.close()
+    wait_until(lambda: len(s.server.clients) == 0, timeout=15, what="every trickler gone")
+
+
+def _rss(field: str = "VmRSS") -> int:
+    """This process's resident bytes (the served supervisor runs in it), or its peak."""
+    text = Path("/proc/self/status").read_text()
+    return int(re.search(rf"^{field}:\s+(\d+) kB", text, re.M).group(1)) << 10  # type: ignore[union-attr]
+
+
+def _until_reply(sock: socket.socket, timeout: float = 30.0) -> None:
+    """Read (a little) until the start of a reply arrives."""
+    seen = b""
+    sock.settimeout(timeout)
+    while b'"t":"reply"' not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, "closed before any reply"
+        seen = seen[-64:] + chunk
+
+
+def _reset_peak() -> None:
+    """From now on VmHWM is the peak of what follows (Linux 4.0 and later)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(served):
+    """Ten clients each ask for a 12 MB scrollback, many times over, and never read: each
+    reply is one page, a client's unread bytes are bounded, so the supervisor's memory
+    grows by a few MB (it grew by the scrollback per client before), and a stop deadline
+    meanwhile is kept."""
+    code = ("import sys, time\nline = 'x' * 120\n"
+            "for i in range(100000): sys.stdout.write(f'{i:08d} {line}\\n')\n"
+            "sys.stdout.flush()\nprint('done', flush=True)\ntime.sleep(600)\n")
+    s = served([pyspec("big", code, scrollback=100_000),
+                pyspec("hung", STUBBORN, stop_timeout=1.0, kill_timeout=5.0)],
+               interactive=False)
+    wait_until(lambda: s.sup.buffer("big").output_total >= 100_001, timeout=60,
+               what="the scrollback full")
+    wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+    before = _rss()
+    _reset_peak()
+    greedy = [s.raw() for _ in range(10)]
+    try:
+        for sock in greedy:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(b"".join(wire.dumps({"op": "tail", "name": "big", "id": i})
+                                  for i in range(20)))
+        assert s.sup.stop("hung").result(5).ok
+        wait_until(lambda: s.view("hung").outcome is not None, timeout=20,
+                   what="hung's outcome")
+        for sock in greedy:  # each has its first reply built (a few KB of it read)
+            _until_reply(sock)
+        grown = _rss("VmHWM") - before  # the peak: a reply built whole and then dropped
+        assert grown < 60 << 20, f"the supervisor grew by {grown >> 20} MB"
+        held = [c.writer.transport.get_write_buffer_size() for c in s.server.clients]
+        assert all(size <= pages.MAX_QUEUED for size in held), held
+        outcome = s.view("hung").outcome
+        term = next(x for x in outcome.sent if x.reason is Reason.STOP_REQUEST)
+        kill = next(x for x in outcome.sent if x.reason is Reason.TIMEOUT)
+        late = kill.at - term.at - 1.0
+        assert 0 <= late < 0.5, f"SIGKILL {late * 1000:.0f} ms after its deadline"
+    finally:
+        for sock in greedy:
+            sock.close()
+    # Whoever reads gets all of it, a page at a time, numbered as the supervisor numbers it.
+    conn = s.connection()
+    try:
+        page = conn.call(commands.Tail("big"))
+        assert len(wire.dumps(encode_reply(page))) < 2 * pages.PAGE_BYTES
+        got = list(page.lines)
+        while page.more:
+            page = conn.call(commands.Tail("big", start=page.next))
+            got += page.lines
+        numbers = [int(line[:8]) for line in got if line[:8].isascii() and line[:8].isdigit()]
+        assert numbers == list(range(numbers[0], 100_000)) and numbers[0] <= 10
+    finally:
+        conn.close()
+
+
+def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
+    monkeypatch.setattr(pages, "PAGE_BYTES", 100)  # one entry a page
+    s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
+    core = RemoteCore(s.connection(), output=False)
+    try:
+        expected = s.sup.journal()
+        got = core.journal()
+        assert len(expected) >= 3 and got[:len(expected)] == json.loads(json.dumps(expected))
+    finally:
+        core.close()
+
+
+def test_a_console_that_reads_keeps_its_slot_when_strangers_subscribe(served):
+    """Every other slot taken by clients that subscribe to all output and never read: a
+    newcomer still gets in, and the console that reads is not the one sent away."""
+    s = served([pyspec("chatty", FLOOD, scrollback=2000)])
+    console = RemoteCore(s.connection())
+    hogs = []
+    try:
+        for _ in range(slots.MAX_CLIENTS + 8):
+            sock = s.raw()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(wire.dumps({"op": "hello", "kind": "hog"}) +
+                         wire.dumps({"op": "watch", "output": "all"}))
+            hogs.append(sock)
+        wait_until(lambda: len(s.server.clients) == slots.MAX_CLIENTS,
+                   what="every slot taken")
+        conn = s.connection()
+        try:
+            assert conn.call(commands.Ping()).ok
+        finally:
+            conn.close()
+        assert console.gone is None
+        assert console.journal()  # still answered
+    finally:
+        console.close()
+        for sock in hogs:
+            sock.close()
+
+
+def test_an_id_that_is_a_lone_surrogate_comes_back_as_it_went(served):
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        sock.sendall(b'{"op": "ping", "id": "\\ud800"}\n')
+        replies = [m for m in read_messages(sock, time.monotonic() + 2.0)
+                   if m.get("t") == "reply"]
+    finally:
+        sock.close()
+    assert [r["id"] for r in replies] == ["\ud800"] and replies[0]["ok"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_a_flood_of_refused_connections_is_one_notice(served):
+    s = served([spec("a", "sleep 60")], place=Path(tempfile.mkdtemp()))
+    os.chmod(s.run_dir.path.parent, 0o711)
+    os.chmod(s.run_dir.path, 0o711)
+    os.chmod(s.path, 0o666)
+    code = ("import os, socket\nos.setgid(65534)\nos.setuid(65534)\n"
+            "for _ in range(200):\n"
+            "    s = socket.socket(socket.AF_UNIX)\n"
+            f"    s.connect({str(s.path)!r})\n"
+            "    s.close()\n")
+    got = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+
+    def refusals() -> list[str]:
+        return [str(e.get("text")) for e in s.sup.journal()
+                if e.get("kind") == "notice" and "uid 65534" in str(e.get("text"))]
+
+    wait_until(refusals, what="the refusal in the journal")
+    wait_until(lambda: s.server._refusals[65534][1] == 199, what="all 200 refused")
+    assert len(refusals()) == 1, refusals()
+    assert s.view("a").phase is Phase.RUNNING

@@ -247,3 +247,106 @@ def test_any_journal_entry_encodes_to_one_ascii_line_of_json(data):
     line = encode({"t": 1.0, "wall": 2.0, "kind": "x", **data})
     assert line.endswith(b"\n") and line.count(b"\n") == 1 and line.isascii()
     assert isinstance(json.loads(line), dict)
+
+
+# -- the control protocol ------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12)
+OPS = st.sampled_from(["stop", "extend", "watch", "tail", "journal", "hello", "usage",
+                       "stop_all", "ping", "nope", "", "\ud800"])
+KEYS_OF_REQUESTS = st.sampled_from(["name", "by", "output", "replay", "start", "lines",
+                                    "ordered", "kind", "wanted", "interactive", "id"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(OPS, st.dictionaries(KEYS_OF_REQUESTS, JSON, max_size=4))
+def test_any_request_decodes_to_a_command_or_a_fault(op, rest):
+    from proctui.protocol import commands, wire
+    from proctui.protocol.decode import decode
+    from proctui.protocol.replies import encode_reply
+
+    request = decode({"op": op, **rest})
+    if isinstance(request, commands.Done):
+        assert not request.ok and request.fault is not None and request.text
+        wire.dumps(encode_reply(request, rest.get("id")))  # always sendable
+    else:
+        assert decode(request.wire()) == request
+
+
+SAFE_OPS = st.sampled_from(["stop", "start", "restart", "kill", "abandon", "wait", "adopt",
+                            "clear", "extend", "set_interactive", "usage", "hello", "watch",
+                            "journal", "tail", "ping", "nope"])
+LINES = st.one_of(
+    st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ") + b"\n"),
+    st.builds(lambda op, rest: {"op": op, **rest}, SAFE_OPS,
+              st.dictionaries(KEYS_OF_REQUESTS, JSON, max_size=4)).map(
+        lambda m: json.dumps(m).encode() + b"\n"),
+)
+
+
+def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
+    """Random lines and random requests (never naming the running process, never the
+    stop-everything ones) at a real server: each is answered or drops its client, and the
+    server and the process are as they were."""
+    import socket
+    import time
+
+    from proctui.core.machine import Phase
+    from proctui.core.rundir import RunDir
+    from proctui.core.supervisor import Supervisor
+    from proctui.protocol import commands
+    from proctui.remote.client import Connection
+    from proctui.remote.server import Server
+    from tests.conftest import spec, wait_until
+
+    name = "the-target-process"
+    run_dir = RunDir(tmp_path_factory.mktemp("fuzz") / "run")
+    run_dir.open()
+    sup = Supervisor([spec(name, "sleep 600")], run_dir=run_dir)
+    sup.start()
+    server = Server(sup, run_dir)
+    server.start()
+    path = str(run_dir.path / "control.sock")
+    try:
+        wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="running")
+
+        @settings(max_examples=150, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(st.lists(LINES, min_size=1, max_size=4))
+        def client(lines: list[bytes]) -> None:
+            if any(name.encode() in line for line in lines):
+                return
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
+                with contextlib.suppress(OSError):
+                    s.sendall(b"".join(lines) + b'{"op":"ping","id":"end"}\n')
+                s.settimeout(0.2)
+                seen, until = b"", time.monotonic() + 5
+                while b'"id":"end"' not in seen and time.monotonic() < until:
+                    try:
+                        chunk = s.recv(1 << 16)
+                    except TimeoutError:
+                        continue
+                    except OSError:
+                        break
+                    if not chunk:
+                        break  # dropped: that is an answer too
+                    seen = seen[-200:] + chunk
+
+        client()
+        assert sup.views()[0].phase is Phase.RUNNING and sup.crash is None
+        conn = Connection.open(run_dir.path)
+        try:
+            assert conn.call(commands.Ping()).ok
+        finally:
+            conn.close()
+    finally:
+        sup.kill(name).result(timeout=5)
+        wait_until(sup.all_ended, timeout=20, what="the target killed")
+        server.close()
+        sup.close()
+        run_dir.close()

@@ -3,6 +3,11 @@
 The supervisor implements it in this process; a remote client implements it over the
 run directory's socket; tests implement it with fixed views. A frontend that needs
 anything else needs a new line here first.
+
+Each command method (those answering with a Future) is one entry of the command table,
+proctui.protocol.commands, which names the method once; mypy proves the supervisor, the
+remote core and the test fake implement this protocol (proctui/protocol/conformance.py,
+tests/test_conformance.py), and a test that the table covers every method here.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ fresh from the core's snapshots and buffers, so a client that fell behind is bro
 to date by its next push, and the lines that left the scrollback meanwhile are counted
 as dropped. A push waits while the client's unread bytes exceed HIGH_WATER.
 
+Requests are decoded by the command table and carried out by dispatch.py; slots.py
+keeps a client that does nothing from holding a slot, pages.py bounds every reply, and
+heal.py makes the run directory again if it is removed.
+
 Only the same user (or root) may connect: the directory is 0700, the socket 0600, and
 the peer's credentials are checked; anyone else is refused and the refusal logged. A
 line that is not JSON, longer than MAX_LINE or cut off by a closed socket drops that
@@ -28,36 +32,22 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
 from proctui import __version__
-from proctui.core.outcome import Who
 from proctui.core.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.core.view import Reply
-from proctui.remote import wire
+from proctui.protocol import wire
+from proctui.protocol.replies import encode_reply
+from proctui.remote import dispatch, heal, pages, slots
+from proctui.remote.slots import Client
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
-HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
+HIGH_WATER = pages.HIGH_WATER
 BATCH = 256 << 10  # bytes of output in one push (more follow at once)
-MAX_CLIENTS = 64
-
-
-@dataclass(eq=False)
-class Client:
-    writer: asyncio.StreamWriter
-    pid: int
-    news: asyncio.Event = field(default_factory=asyncio.Event)
-    seen: dict[str, int] = field(default_factory=dict)  # view seq sent, by name
-    sent: dict[str, int] = field(default_factory=dict)  # next line number to send
-    partial: dict[str, str] = field(default_factory=dict)
-    cleared: dict[str, int] = field(default_factory=dict)
-    state: dict[str, Any] | None = None
-    wants_usage: bool = False
-    kind: str = ""  # what it said it is: "console", "down", "logs", ...
+MAX_CLIENTS = slots.MAX_CLIENTS
+REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
 
 class Server:
@@ -75,12 +65,23 @@ class Server:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._servers: list[asyncio.Server] = []
+        self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
+        self.healer = heal.Healer(run_dir, self.say)
+        self.dispatch = dispatch.Dispatch(core, lambda: self._changed())
 
     # -- life -----------------------------------------------------------------------------
 
     def start(self) -> None:
         """Bind the socket (replacing a dead supervisor's) and serve it from a thread.
         Raises OSError when the socket cannot be made."""
+        self._sock = self._bind()
+        self._thread = threading.Thread(target=self._main, name="proctui-control",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait(5.0)
+
+    def _bind(self) -> socket.socket:
         fd = self.run_dir.fd
         assert fd is not None, "the run directory must be open (and locked)"
         with contextlib.suppress(FileNotFoundError):
@@ -100,11 +101,7 @@ class Server:
         except OSError:
             sock.close()
             raise
-        self._sock = sock
-        self._thread = threading.Thread(target=self._main, name="proctui-control",
-                                        daemon=True)
-        self._thread.start()
-        self._ready.wait(5.0)
+        return sock
 
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
@@ -121,13 +118,16 @@ class Server:
     async def _serve(self) -> None:
         assert self._sock is not None
         self._stopped = asyncio.Event()
-        server = await asyncio.start_unix_server(self._client, sock=self._sock,
-                                                 limit=wire.MAX_LINE)
+        self._servers = [await asyncio.start_unix_server(self._client, sock=self._sock,
+                                                         limit=wire.MAX_LINE)]
         loop = asyncio.get_running_loop()
         self.core.listen(lambda: _call_soon(loop, self._changed))
+        healing = asyncio.create_task(self._healing())
         self._ready.set()
         await self._stopped.wait()
-        server.close()
+        healing.cancel()
+        for server in self._servers:
+            server.close()
         # The last news (everything has ended, the exit status) reaches every client
         # that still reads, within a bound; then every connection ends.
         flushes = [asyncio.create_task(self._flush(c)) for c in list(self.clients)]
@@ -138,6 +138,24 @@ class Server:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
 
+    async def _healing(self) -> None:
+        """The run directory removed under us (a logout's rm -rf /run/user/UID): made
+        again, with the socket bound there anew, so that status finds us and the next up
+        finds the lock held instead of starting a second copy."""
+        while True:
+            await asyncio.sleep(heal.HEAL_EVERY)
+            try:
+                if not self.healer.check():
+                    continue
+                sock = self._bind()
+                self._servers.append(await asyncio.start_unix_server(
+                    self._client, sock=sock, limit=wire.MAX_LINE))
+                for old in self._servers[:-1]:
+                    old.close()  # (its socket's path is gone: nobody can reach it)
+                self._servers[:-1] = []
+            except Exception as e:  # never take the supervisor down with us
+                self.say(f"control socket: could not rebuild it: {e}")
+
     def close(self) -> None:
         """Tell the clients what is final, stop serving, and remove the socket."""
         loop = self._loop
@@ -145,6 +163,7 @@ class Server:
             _call_soon(loop, lambda: self._stopped.set())
         if self._thread is not None:
             self._thread.join(3.0)
+        self.healer.close()
         fd = self.run_dir.fd
         if fd is not None and self._ino is not None:
             with contextlib.suppress(OSError):
@@ -171,14 +190,11 @@ class Server:
         pid, uid, _gid = struct.unpack("3i", sock.getsockopt(
             socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
         if uid not in (0, os.getuid()):
-            self.say(f"refused a control connection from uid {uid} (pid {pid}): only "
-                     f"uid {os.getuid()} and root may connect")
-            await _refuse(writer, "refused: not the supervisor's user", reader)
+            self._refused(uid, pid)
+            await slots.refuse(writer, "refused: not the supervisor's user", reader)
             return
-        if len(self.clients) >= MAX_CLIENTS:
-            await _refuse(writer, f"refused: {MAX_CLIENTS} clients are connected already",
-                          reader)
-            return
+        if len(self.clients) >= slots.MAX_CLIENTS:
+            self._make_room()
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
         c = Client(writer, pid)
         self.clients.add(c)
@@ -197,6 +213,21 @@ class Server:
                 self.core.want_usage(False)
             writer.close()
 
+    def _refused(self, uid: int, pid: int) -> None:
+        """Say it, once a REFUSAL_NOTICE_EVERY per uid: 17,000 refused connections once
+        wrote 1.7 MB of the same line to supervisor.log."""
+        now = time.monotonic()
+        last, hidden = self._refusals.get(uid, (-REFUSAL_NOTICE_EVERY, 0))
+        if now - last < REFUSAL_NOTICE_EVERY:
+            self._refusals[uid] = (last, hidden + 1)
+            return
+        if len(self._refusals) > 1024:
+            self._refusals.clear()
+        self._refusals[uid] = (now, 0)
+        more = f" ({hidden} more from that uid since the last notice)" if hidden else ""
+        self.say(f"refused a control connection from uid {uid} (pid {pid}): only "
+                 f"uid {os.getuid()} and root may connect{more}")
+
     def _hello(self) -> dict[str, Any]:
         views = self.core.views()
         return {"t": "hello", "v": wire.VERSION, "version": __version__, "pid": os.getpid(),
@@ -205,27 +236,40 @@ class Server:
                 "names": [v.name for v in views],
                 "scrollback": [self.core.buffer(v.name).capacity for v in views]}
 
+    def _make_room(self) -> None:
+        """The newcomer always gets a slot (it may be the owner's ``down``)."""
+        victim = min(self.clients, key=slots.expendable)
+        self.clients.discard(victim)
+        with contextlib.suppress(Exception):
+            victim.writer.write(wire.dumps({"t": "error", "error": (
+                f"closed to make room: {slots.MAX_CLIENTS} clients at once, and this one "
+                "was the most expendable")}))
+            victim.writer.transport.abort()
+
     async def _reading(self, c: Client, reader: asyncio.StreamReader) -> None:
+        """Requests, one a line, each answered in turn (slots.Requests bounds how they
+        arrive); a client that asks and never reads its replies is dropped."""
+        requests = slots.Requests(reader)
         while True:
-            try:
-                line = await reader.readline()
-            except ValueError:  # longer than MAX_LINE
-                await _refuse(c.writer, "message too long", reader)
+            got = await requests.next(c)
+            if got is None:
+                return  # closed (in the middle of a message, perhaps: nothing done)
+            if isinstance(got, str):
+                await slots.refuse(c.writer, got, reader)
                 return
-            if not line:
-                return
-            if not line.endswith(b"\n"):
-                return  # the socket closed in the middle of a message
             try:
-                message = wire.loads(line)
+                message = wire.loads(got)
             except (ValueError, RecursionError):
-                await _refuse(c.writer, "not a JSON object", reader)
+                await slots.refuse(c.writer, "not a JSON object", reader)
                 return
-            reply = await self._command(c, message)
-            if "id" in message:
-                reply["id"] = message["id"]
-            c.writer.write(wire.dumps(reply))
-            await c.writer.drain()  # a client that sends but never reads waits here
+            answer = await self.dispatch(c, message)
+            c.writer.write(wire.dumps(encode_reply(answer, dispatch.reply_id(message))))
+            if c.writer.transport.get_write_buffer_size() > pages.MAX_QUEUED:
+                return  # asks and never reads: its bytes are not ours to hold
+            try:  # a client that sends but never reads waits here, for a while
+                await asyncio.wait_for(c.writer.drain(), pages.DRAIN_LIMIT)
+            except TimeoutError:
+                return
 
     async def _pushing(self, c: Client) -> None:
         with contextlib.suppress(ConnectionError, OSError):
@@ -233,7 +277,9 @@ class Server:
                 await c.news.wait()
                 c.news.clear()
                 await self._push(c)
+                c.stalled = time.monotonic()
                 await c.writer.drain()  # a stalled client waits here, alone
+                c.stalled = None
                 await asyncio.sleep(1 / PUSH_HZ)
 
     async def _push(self, c: Client) -> None:
@@ -261,7 +307,7 @@ class Server:
             c.partial[name] = got.partial
             c.cleared[name] = buf.cleared_before
             data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
-                               "s": _runs(got.streams), "d": max(0, got.first - start),
+                               "s": pages.runs(got.streams), "d": max(0, got.first - start),
                                "o": buf.output_total, "p": got.partial,
                                "c": buf.cleared_before})
             w.write(data)
@@ -283,116 +329,6 @@ class Server:
             state["final"] = [[n, None if o is None else wire.outcome_to_dict(o)]
                               for n, o in core.final()]
         return state
-
-    # -- commands ---------------------------------------------------------------------
-
-    async def _command(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
-        op = m.get("op")
-        core = self.core
-        try:
-            name = m.get("name")
-            if op in _BY_NAME:
-                if not isinstance(name, str):
-                    return _answer(False, f"{op}: which process?")
-                if name not in c.seen:
-                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
-                if op == "extend":
-                    by = m.get("by")
-                    if by is not None and (not isinstance(by, int | float) or
-                                           not 0 < by <= wire.MAX_SECONDS):
-                        return _answer(False, f"extend: {by!r} is not a number of seconds")
-                    future: Future[Reply] = core.extend(name, by, Who.OPERATOR)
-                else:
-                    future = getattr(core, _BY_NAME[op])(name)
-            elif op == "stop_all":
-                future = core.stop_all(bool(m.get("ordered", True)))
-            elif op in ("kill_all", "abandon_all"):
-                future = getattr(core, op)()
-            elif op == "set_interactive":
-                future = core.set_interactive(bool(m.get("interactive")))
-            elif op == "usage":
-                wanted = bool(m.get("wanted"))
-                if wanted != c.wants_usage:
-                    c.wants_usage = wanted
-                    core.want_usage(wanted)
-                return _answer(True)
-            elif op == "hello":
-                c.kind = str(m.get("kind", ""))[:32]
-                self._changed()  # everyone's state now counts it
-                return _answer(True)
-            elif op == "watch":
-                return self._watch(c, m)
-            elif op == "journal":
-                return {**_answer(True), "entries": core.journal()}
-            elif op == "tail":
-                if not isinstance(name, str) or name not in c.seen:
-                    return {**_answer(False, f"no process named {name!r}"), "unknown": True}
-                count = m.get("lines")
-                buf = core.buffer(name)
-                start = 0 if not isinstance(count, int) else max(0, buf.total - count)
-                got = buf.read(start)
-                return {**_answer(True), "f": got.first, "l": got.lines,
-                        "s": _runs(got.streams), "end": got.first + len(got.lines)}
-            else:
-                return _answer(False, f"unknown command {op!r}")
-            reply = await asyncio.wrap_future(future)
-            return _answer(reply.ok, reply.text)
-        except Exception as e:  # a command the core refused outright
-            return _answer(False, str(e).strip("'\""))
-
-    def _watch(self, c: Client, m: dict[str, Any]) -> dict[str, Any]:
-        """Stream output: of every process ("all") or those named, starting ``replay``
-        lines back (default: the whole scrollback), or at line ``from`` (by name)."""
-        names = list(c.seen) if m.get("output") == "all" else \
-            [n for n in m.get("output") or () if n in c.seen]
-        replay, start_at = m.get("replay"), m.get("from") or {}
-        for name in names:
-            buf = self.core.buffer(name)
-            start = buf.first
-            if isinstance(replay, int):
-                start = max(start, buf.total - replay)
-            if isinstance(start_at, dict) and isinstance(start_at.get(name), int):
-                start = start_at[name]
-            c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
-        c.news.set()
-        return _answer(True)
-
-
-_BY_NAME = {"stop": "stop", "start": "start_process", "restart": "restart", "kill": "kill",
-            "abandon": "abandon", "wait": "wait_without_deadline", "adopt": "adopt",
-            "clear": "clear_output", "extend": "extend"}
-
-
-def _answer(ok: bool, text: str = "") -> dict[str, Any]:
-    return {"t": "reply", "ok": ok, "text": text}
-
-
-def _runs(streams: list[int]) -> list[list[int]]:
-    """[1, 1, 1, 2] as [[1, 3], [2, 1]]: most output is long runs of one stream."""
-    out: list[list[int]] = []
-    for s in streams:
-        if out and out[-1][0] == s:
-            out[-1][1] += 1
-        else:
-            out.append([s, 1])
-    return out
-
-
-async def _refuse(writer: asyncio.StreamWriter, why: str,
-                  reader: asyncio.StreamReader | None = None) -> None:
-    """Say why, then close. Unread input at close would reset the connection and could
-    lose the reason: so first let the peer see our end, discarding what it still sends
-    (for a second at most)."""
-    with contextlib.suppress(Exception):
-        writer.write(wire.dumps({"t": "error", "error": why}))
-        await asyncio.wait_for(writer.drain(), 1.0)
-        if reader is not None and writer.can_write_eof():
-            writer.write_eof()
-            async with asyncio.timeout(1.0):
-                while await reader.read(1 << 16):
-                    pass
-    writer.close()
-
 
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell

@@ -1,0 +1,97 @@
+"""The control socket's wire format: newline-delimited JSON, one object a line, versioned.
+
+Snapshots are plain data already; this module turns them into JSON objects and back.
+Times stay monotonic: a client on the same machine shares the clock.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields, replace
+from typing import Any
+
+from proctui.config.spec import MAX_SECONDS
+from proctui.core.machine import DeadlineAction, Phase
+from proctui.core.outcome import ExitStatus, Outcome, OutcomeKind, Reason, Sent
+from proctui.core.view import ProcessView, Usage
+
+# 2: replies carry a fault code, tail and journal replies are pages, ping; the command
+# table is proctui.protocol.commands.
+VERSION = 2
+SOCKET = "control.sock"  # in the run directory
+MAX_LINE = 1 << 20  # bytes in one message; longer lines drop the connection
+_VIEW_FIELDS = [f.name for f in fields(ProcessView)]
+__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "VERSION", "dumps", "loads", "outcome_from_dict",
+           "outcome_to_dict", "view_from_dict", "view_to_dict"]
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    # backslashreplace: a lone surrogate (from a client's name, say) cannot stop a reply.
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def loads(line: bytes) -> dict[str, Any]:
+    """One message; raises ValueError for anything that is not a JSON object."""
+    value = json.loads(line)
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
+
+
+def outcome_to_dict(o: Outcome) -> dict[str, Any]:
+    return {
+        "kind": o.kind.value, "text": o.text, "pid": o.pid, "duration": o.duration,
+        "status": None if o.status is None else {
+            "code": o.status.code, "signal": o.status.signal,
+            "core_dumped": o.status.core_dumped, "known": o.status.known},
+        "sent": [[int(s.signal), s.at, s.reason.value] for s in o.sent],
+        "left_behind": list(o.left_behind), "left_pids": list(o.left_pids),
+    }
+
+
+def outcome_from_dict(d: dict[str, Any]) -> Outcome:
+    status = d.get("status")
+    return Outcome(
+        kind=OutcomeKind(d["kind"]), text=str(d["text"]), pid=d.get("pid"),
+        status=None if status is None else ExitStatus(**status),
+        duration=d.get("duration"),
+        sent=tuple(Sent(int(sig), float(at), Reason(reason)) for sig, at, reason in
+                   d.get("sent", [])),
+        left_behind=tuple(d.get("left_behind", ())), left_pids=tuple(d.get("left_pids", ())),
+    )
+
+
+def view_to_dict(v: ProcessView) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in _VIEW_FIELDS:
+        value = getattr(v, name)
+        if isinstance(value, Phase | DeadlineAction):
+            value = value.value
+        elif isinstance(value, Outcome):
+            value = outcome_to_dict(value)
+        elif isinstance(value, Usage):
+            value = [value.cpu_percent, value.rss_bytes, value.members]
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out
+
+
+def view_from_dict(d: dict[str, Any]) -> ProcessView:
+    base = ProcessView(name=str(d["name"]), phase=Phase(d["phase"]), cmd=str(d.get("cmd", "")))
+    changes: dict[str, Any] = {}
+    for name in _VIEW_FIELDS:
+        if name not in d or name in ("name", "phase", "cmd"):
+            continue
+        value = d[name]
+        if name == "deadline_action":
+            value = DeadlineAction(value)
+        elif name == "outcome" and value is not None:
+            value = outcome_from_dict(value)
+        elif name == "usage" and value is not None:
+            value = Usage(*value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        changes[name] = value
+    return replace(base, **changes)

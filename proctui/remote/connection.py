@@ -1,0 +1,302 @@
+"""One connection to a running supervisor's control socket: requests of the command table
+and their typed replies, with the views and state pushed meanwhile. Every wait is bounded:
+a supervisor that stops answering (SIGSTOP, a debugger, a full backlog) is a
+``NotAnswering`` naming its pid and since when, never a hang."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import re
+import select
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from proctui import __version__
+from proctui.core.rundir import RunDirError, check_chain
+from proctui.core.view import ProcessView
+from proctui.protocol import commands, wire
+from proctui.protocol.commands import A
+from proctui.protocol.wire import SOCKET
+
+GONE = "the supervisor has gone away"
+# Seconds a client waits for the supervisor to connect or answer, and the most its
+# server may stay silent while a client waits for events (it pings meanwhile).
+ANSWER_TIMEOUT = 10.0
+MAX_MESSAGE = 64 << 20  # bytes in one message from the supervisor (a views of thousands)
+_SECONDS = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?")
+
+
+def answer_timeout() -> float:
+    """ANSWER_TIMEOUT, or PROCTUI_ANSWER_TIMEOUT seconds (0.1 to 3600) when set."""
+    given = os.environ.get("PROCTUI_ANSWER_TIMEOUT", "")
+    if _SECONDS.fullmatch(given) and 0.1 <= float(given) <= 3600:
+        return float(given)
+    return ANSWER_TIMEOUT
+
+
+class NoSupervisor(Exception):
+    """Nothing answers at that run directory; ``str()`` is a one-line message."""
+
+
+class NotAnswering(NoSupervisor):
+    """The supervisor is there (its socket accepted us) but says nothing: stopped
+    (SIGSTOP, a debugger), or stuck."""
+
+    def __init__(self, pid: int | None, since: float) -> None:
+        self.pid = pid
+        self.since = since
+        who = f"the supervisor (pid {pid})" if pid else "the supervisor"
+        when = time.strftime("%H:%M:%S", time.localtime(since))
+        state = _state(pid)
+        hint = "it is stopped (SIGSTOP? kill -CONT it)" if state == "T" else \
+            "it may be stopped or stuck"
+        super().__init__(f"{who} is not answering (since {when}); {hint}")
+
+
+def _state(pid: int | None) -> str | None:
+    if not pid:
+        return None
+    from proctui.core.procfs import read_stat
+
+    st = read_stat(pid)
+    return None if st is None else st.state
+
+
+class _Silent(Exception):
+    """Nothing arrived within the time given."""
+
+
+class Connection:
+    """One connection: requests and their typed replies, and the pushed views and state
+    kept meanwhile. Every wait is bounded: a supervisor that stops answering is a
+    ``NotAnswering`` after ``timeout`` seconds, never a hang."""
+
+    def __init__(self, sock: socket.socket, run_dir: Path, pid: int | None = None,
+                 timeout: float | None = None) -> None:
+        self.sock = sock
+        self.run_dir = run_dir
+        self.pid = pid  # the server's, from the socket's peer credentials
+        self.timeout = answer_timeout() if timeout is None else timeout
+        self._buf = bytearray()
+        self._scanned = 0
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self.heard = time.monotonic()  # when the supervisor last said anything
+        self.heard_wall = time.time()
+        self.hello: dict[str, Any] = {}
+        self.views: dict[str, ProcessView] = {}
+        self.state: dict[str, Any] = {}
+
+    @classmethod
+    def open(cls, run_dir: Path, timeout: float | None = None) -> Connection:
+        """Connect and read the first snapshot (hello, every view, the state)."""
+        wait = answer_timeout() if timeout is None else timeout
+        sock, pid = _connect(run_dir, wait)
+        conn = cls(sock, run_dir, pid, wait)
+        try:
+            conn._first()
+        except _Silent:
+            conn.close()
+            raise conn.not_answering() from None
+        except NoSupervisor:
+            conn.close()
+            raise
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            conn.close()
+            raise NoSupervisor(f"{run_dir / SOCKET}: {e}") from None
+        return conn
+
+    def _first(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            message = self._until(deadline)
+            if message is None:
+                raise ValueError("the supervisor closed the connection")
+            kind = message.get("t")
+            if kind == "error":
+                raise ValueError(str(message.get("error")))
+            if kind == "hello":
+                if message.get("v") != wire.VERSION:
+                    raise NoSupervisor(
+                        f"the supervisor (pid {message.get('pid')}, proctui "
+                        f"{message.get('version')}) speaks control protocol "
+                        f"{message.get('v')}, this proctui ({__version__}) speaks "
+                        f"{wire.VERSION}: use the same proctui version as the supervisor")
+                self.hello = message
+            elif kind == "views":
+                self._views(message)
+            elif kind == "state":
+                self.state = message
+                return
+
+    def _views(self, message: dict[str, Any]) -> None:
+        for d in message["views"]:
+            view = wire.view_from_dict(d)
+            self.views[view.name] = view
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.hello.get("names", []))
+
+    def ordered_views(self) -> list[ProcessView]:
+        return [self.views[n] for n in self.names if n in self.views]
+
+    def send(self, request: commands.Request[Any]) -> int:
+        """Send a request; returns its id."""
+        number = next(self._ids)
+        data = wire.dumps({**request.wire(), "id": number})
+        with self._send_lock:
+            self.sock.sendall(data)
+        return number
+
+    def not_answering(self) -> NotAnswering:
+        return NotAnswering(self.pid or _int(self.hello.get("pid")), self.heard_wall)
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The next message (None: the supervisor closed the connection). Waits at most
+        ``timeout`` seconds (None: this connection's timeout), then NotAnswering."""
+        wait = self.timeout if timeout is None else timeout
+        try:
+            return self._until(time.monotonic() + wait)
+        except _Silent:
+            raise self.not_answering() from None
+
+    def event(self) -> dict[str, Any] | None:
+        """The next message for a client that waits on events for as long as they take
+        (``down``, ``logs -f``, a console): pings while all is quiet, so a supervisor that
+        stopped answering is a NotAnswering within this connection's timeout."""
+        every = max(0.05, self.timeout / 4)
+        while True:
+            try:
+                return self._until(time.monotonic() + every)
+            except _Silent:
+                if time.monotonic() - self.heard >= self.timeout:
+                    raise self.not_answering() from None
+                self.send(commands.Ping())
+
+    def _until(self, deadline: float) -> dict[str, Any] | None:
+        line = self._line(deadline)
+        if line is None:
+            return None
+        return wire.loads(line)
+
+    def _line(self, deadline: float) -> bytes | None:
+        while True:
+            end = self._buf.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buf[:end + 1])
+                del self._buf[:end + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buf)
+            if len(self._buf) > MAX_MESSAGE:
+                raise ValueError("a message from the supervisor is too long")
+            left = deadline - time.monotonic()
+            # poll, not a socket timeout: another thread may be sending on this socket.
+            if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+                raise _Silent
+            chunk = self.sock.recv(1 << 18)
+            if not chunk:
+                return None  # closed (a half-sent last message counts as closed)
+            self._buf += chunk
+            self.heard = time.monotonic()
+            self.heard_wall = time.time()
+
+    def call(self, request: commands.Request[A]) -> A:
+        """Send a request and wait (at most this connection's timeout) for its reply,
+        keeping the views and state that arrive meanwhile."""
+        number = self.send(request)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                got = self._until(deadline)
+            except _Silent:
+                raise self.not_answering() from None
+            if got is None:
+                raise NoSupervisor(GONE)
+            kind = got.get("t")
+            if kind == "reply" and got.get("id") == number:
+                return request.answer(got)
+            if kind == "error":
+                raise NoSupervisor(f"the supervisor refused us: {got.get('error')}")
+            if kind == "views":
+                self._views(got)
+            elif kind == "state":
+                self.state = got
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+def _lock_holder(dir_fd: int) -> int | None:
+    """The pid the lock file names (the supervisor writes its own there)."""
+    try:
+        fd = os.open("lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 32).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return int(text) if re.fullmatch(r"[0-9]{1,9}", text) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _connect(run_dir: Path, timeout: float) -> tuple[socket.socket, int]:
+    """A connection to the supervisor of ``run_dir``, which must be ours (or root's)."""
+    if not os.path.isdir(run_dir):
+        raise NoSupervisor(f"no supervisor is running (no run directory {run_dir})")
+    try:
+        check_chain(Path(os.path.realpath(run_dir)))
+    except RunDirError as e:
+        raise NoSupervisor(str(e)) from None
+    try:
+        fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise NoSupervisor(f"run directory {run_dir}: {e.strerror or e}") from None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    since, deadline = time.time(), time.monotonic() + timeout
+    try:
+        sock.settimeout(timeout)
+        while True:
+            try:
+                sock.connect(f"/proc/self/fd/{fd}/{SOCKET}")
+                break
+            except BlockingIOError:
+                # Its listen backlog is full: nobody has accepted for a while. It may
+                # drain; retry until the timeout, then say who is not answering.
+                if time.monotonic() >= deadline:
+                    raise TimeoutError from None
+                time.sleep(0.05)
+        sock.settimeout(None)
+    except OSError as e:
+        sock.close()
+        if isinstance(e, TimeoutError):
+            raise NotAnswering(_lock_holder(fd), since) from None
+        if e.errno in (errno.ENOENT, errno.ECONNREFUSED):
+            raise NoSupervisor(f"no supervisor is running with run directory {run_dir}") \
+                from None
+        raise NoSupervisor(f"{run_dir / SOCKET}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    pid, uid, _gid = struct.unpack("3i", sock.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid not in (0, os.getuid()):
+        sock.close()
+        raise NoSupervisor(f"{run_dir / SOCKET}: served by uid {uid}, not by you or root")
+    return sock, pid

@@ -1,0 +1,112 @@
+"""Carrying out a client's request: decoded by the command table, the core's commands
+through ``CoreCommand.apply`` (the one place that names the Core method), the
+connection's own (hello, usage, watch, journal, tail, ping) here. Every refusal is a
+fault code with words."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from proctui.core.supervisor import Supervisor
+from proctui.protocol import commands
+from proctui.protocol.commands import Done, Fault, JournalPage, failed
+from proctui.protocol.decode import decode
+from proctui.remote import pages
+from proctui.remote.slots import Client
+
+
+class Dispatch:
+    def __init__(self, core: Supervisor, changed: Callable[[], None]) -> None:
+        self.core = core
+        self.changed = changed  # (a client's kind changes everyone's state)
+
+    async def __call__(self, c: Client, m: dict[str, Any]) -> Done:
+        request = decode(m)
+        if isinstance(request, Done):
+            return request
+        try:
+            return await self._dispatch(c, request)
+        except Exception as e:  # a command the core refused outright
+            return failed(Fault.REFUSED, str(e).strip("'\""))
+
+    async def _dispatch(self, c: Client, request: commands.Request[Any]) -> Done:
+        """One place that carries out a decoded request: the core's commands through the
+        table, the connection's own here."""
+        core = self.core
+        if isinstance(request, commands.Named) and request.name not in c.seen:
+            return failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
+        if isinstance(request, commands.CoreCommand):
+            reply = await asyncio.wrap_future(request.apply(core))
+            if reply.ok:
+                return Done(True, reply.text)
+            fault = Fault.REFUSED
+            if isinstance(request, commands.Named) and request.needs_running and \
+                    not self._alive(request.name):
+                fault = Fault.NOT_RUNNING
+            return Done(False, reply.text, fault)
+        if isinstance(request, commands.WantUsage):
+            if request.wanted != c.wants_usage:
+                c.wants_usage = request.wanted
+                core.want_usage(request.wanted)
+            return Done()
+        if isinstance(request, commands.Hello):
+            c.kind = request.kind[:32]
+            self.changed()  # everyone's state now counts it
+            return Done()
+        if isinstance(request, commands.Watch):
+            return self._watch(c, request)
+        if isinstance(request, commands.Journal):
+            return await self._journal(c, request)
+        if isinstance(request, commands.Tail):
+            return await self._tail(c, request)
+        if isinstance(request, commands.Ping):
+            return Done()
+        return failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")
+
+    def _alive(self, name: str) -> bool:
+        return any(v.name == name and v.alive for v in self.core.views())
+
+    async def _journal(self, c: Client, request: commands.Journal) -> JournalPage:
+        # The first page takes the journal as it is; the following pages read that same
+        # list (copying the whole journal for every page would make paging quadratic).
+        if request.start == 0 or c.journal is None:
+            c.journal = self.core.journal()
+        page = await pages.journal_page(c.journal, request.start)
+        if not page.more:
+            c.journal = None
+        return page
+
+    async def _tail(self, c: Client, request: commands.Tail) -> Done:
+        if request.name not in c.seen:
+            return failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
+        return await pages.tail_page(self.core.buffer(request.name), request)
+
+    def _watch(self, c: Client, request: commands.Watch) -> Done:
+        """Stream output: of every process ("all") or those named, starting ``replay``
+        lines back (default: the whole scrollback), or at line ``start`` (by name)."""
+        output = request.output
+        names = list(c.seen) if output == "all" else [n for n in output or () if n in c.seen]
+        for name in names:
+            buf = self.core.buffer(name)
+            start = buf.first
+            if request.replay is not None:
+                start = max(start, buf.total - request.replay)
+            if request.start is not None and name in request.start:
+                # (beyond the end, it would be sent an empty message on every change)
+                start = min(max(0, request.start[name]), buf.total)
+            c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
+        c.news.set()
+        return Done()
+
+
+def reply_id(message: dict[str, Any]) -> int | str | None:
+    """The request's id, echoed in its reply: a number or a short string, nothing else
+    (a client's lone surrogate or megabyte id must not break our reply)."""
+    number = message.get("id")
+    if isinstance(number, int) and not isinstance(number, bool) and abs(number) < 1 << 53:
+        return number
+    if isinstance(number, str) and len(number) <= 64:
+        return number  # (a lone surrogate goes back as the same JSON escape: see dumps)
+    return None

@@ -1,0 +1,83 @@
+"""Replies that could be big, built a page at a time. Twenty clients each asking for an
+80 MB scrollback and never reading once grew the supervisor to 1.7 GB, and building such
+replies on the server thread held the GIL while a SIGKILL was due. A page holds at most
+PAGE_BYTES, is read a SLICE at a time with a yield between slices, and says where the
+next one begins; a client that leaves more than MAX_QUEUED bytes unread, or a reply
+unread for DRAIN_LIMIT seconds, is dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from proctui.core.lines import OutputBuffer
+from proctui.protocol import commands
+from proctui.protocol.replies import JournalPage, TailPage
+
+HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
+PAGE_BYTES = 256 << 10  # about the most one reply holds (tail, journal: the client pages)
+SLICE = 1000  # lines or entries read between two yields to the core's thread
+MAX_QUEUED = HIGH_WATER + 2 * PAGE_BYTES + (1 << 20)  # bytes unread: more drops a client
+DRAIN_LIMIT = 60.0  # seconds a client may leave its reply unread before it is dropped
+
+
+async def journal_page(entries: list[dict[str, object]], start: int) -> JournalPage:
+    """At most PAGE_BYTES of ``entries`` from ``start``, measured as sent."""
+    page: list[dict[str, object]] = []
+    size, at = 0, start
+    while at < len(entries) and size < PAGE_BYTES:
+        for entry in entries[at:at + SLICE]:
+            size += len(json.dumps(entry, ensure_ascii=False, default=str))
+            page.append(entry)
+            at += 1
+            if size >= PAGE_BYTES:
+                break
+        await asyncio.sleep(0)
+    return JournalPage(entries=page, next=at, more=at < len(entries))
+
+
+async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
+    """At most PAGE_BYTES of lines: from ``start``, or ``lines`` before the end, or the
+    oldest line kept."""
+    if request.start is not None:
+        start = request.start
+    elif request.lines is not None:
+        start = max(0, buf.total - request.lines)
+    else:
+        start = 0
+    first: int | None = None
+    lines: list[str] = []
+    streams: list[int] = []
+    size = 0
+    at = start
+    while size < PAGE_BYTES:
+        got = buf.read(at, SLICE)
+        if first is None:
+            first = got.first
+        elif got.first != at:
+            break  # the scrollback moved past us meanwhile: the next page says so
+        for line, stream in zip(got.lines, got.streams, strict=False):
+            lines.append(line)
+            streams.append(stream)
+            size += len(line) + 4
+            if size >= PAGE_BYTES:
+                break
+        at = (first if first is not None else start) + len(lines)
+        if not got.lines or at >= buf.total:
+            break
+        await asyncio.sleep(0)
+    begin = start if first is None else first
+    end = begin + len(lines)
+    return TailPage(first=begin, lines=lines, runs=runs(streams), next=end,
+                    more=end < buf.total, total=buf.total)
+
+
+def runs(streams: list[int]) -> list[list[int]]:
+    """[1, 1, 1, 2] as [[1, 3], [2, 1]]: most output is long runs of one stream."""
+    out: list[list[int]] = []
+    for s in streams:
+        if out and out[-1][0] == s:
+            out[-1][1] += 1
+        else:
+            out.append([s, 1])
+    return out

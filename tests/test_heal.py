@@ -1,0 +1,52 @@
+"""A run directory removed under a detached supervisor (what a logout does to
+/run/user/UID): the supervisor makes it again, with its lock, PID files and control socket,
+so that status finds it and the next up is refused instead of starting a second copy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+from proctui.remote.heal import HEAL_EVERY
+from tests.conftest import alive, wait_until
+from tests.test_detach import detached, proctui, write_config  # noqa: F401
+
+
+def test_a_removed_run_directory_is_rebuilt_and_up_starts_no_second_copy(tmp_path,
+                                                                         detached):  # noqa: F811
+    config = write_config(tmp_path)
+    d = detached(config)
+    before = d.wait_for("svc", "running", lambda p: p["phase"] == "running")
+    wait_until(lambda: len(list(d.run_dir.glob("*.pid"))) == 2, what="two PID files")
+    pid_files = {p.name: json.loads(p.read_text()) for p in d.run_dir.glob("*.pid")}
+    # A logout comes long after the start: by then the supervisor has seen its PID files
+    # (it copies them on every change it notices, a few times a second; there is nothing
+    # outside it to wait on for that).
+    time.sleep(4 * HEAL_EVERY)
+
+    shutil.rmtree(d.run_dir)
+
+    # status finds the same supervisor and the same processes again.
+    def answers() -> bool:
+        got = d.ctl("status", "--json")
+        return got.returncode == 0 and json.loads(got.stdout)["supervisor"]["pid"] == d.pid
+
+    wait_until(answers, timeout=20, what="status to find the supervisor again")
+    assert d.status()["svc"]["pid"] == before["pid"]
+    # Its lock, its PID files, and the notice that says what happened.
+    assert (d.run_dir / "lock").read_text().strip() == str(d.pid)
+    assert {p.name: json.loads(p.read_text()) for p in d.run_dir.glob("*.pid")} == pid_files
+    wait_until(lambda: "rebuilt it" in (d.run_dir / "supervisor.log").read_text(),
+               what="the notice in the new supervisor.log")
+
+    # A second up is refused: no second copy of anything.
+    again = proctui("up", *d.where, cwd=tmp_path)
+    assert again.returncode != 0 and f"pid {d.pid}" in again.stderr, (again.stdout,
+                                                                     again.stderr)
+    assert alive(before["pid"]) and d.status()["svc"]["pid"] == before["pid"]
+
+    down = d.ctl("down")
+    assert down.returncode in (0, 1), down.stderr
+    wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to end")
+    assert not alive(before["pid"])

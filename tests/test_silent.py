@@ -1,0 +1,147 @@
+"""A supervisor that stops answering (SIGSTOP, a debugger, a stuck thread): every client
+gives up within its timeout with one line naming the supervisor's pid and since when, exit
+status 2, instead of waiting for ever. A real detached supervisor, really stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PY, wait_until
+from tests.terminal import Pty
+from tests.test_detach import Detached, detached, proctui, write_config  # noqa: F401
+
+TIMEOUT = 2.0  # seconds a client waits for a silent supervisor, in these tests
+LINE = re.compile(r"^proctui: error: the supervisor \(pid (\d+)\) is not answering "
+                  r"\(since \d\d:\d\d:\d\d\); it is stopped")
+
+
+@pytest.fixture
+def stopped(tmp_path: Path, detached, monkeypatch) -> Iterator[Detached]:  # type: ignore[no-untyped-def]  # noqa: F811
+    monkeypatch.setenv("PROCTUI_ANSWER_TIMEOUT", str(TIMEOUT))
+    d = detached(write_config(tmp_path))
+    d.wait_for("svc", "running", lambda p: p["phase"] == "running")
+    try:
+        yield d
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(d.pid, signal.SIGCONT)
+
+
+def freeze(d: Detached) -> None:
+    os.kill(d.pid, signal.SIGSTOP)
+    wait_until(lambda: _state(d.pid) == "T", what="the supervisor stopped")
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def says_not_answering(got: subprocess.CompletedProcess[str], pid: int) -> None:
+    assert got.returncode == 2, (got.stdout, got.stderr)
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and LINE.match(lines[0]), got.stderr
+    assert LINE.match(lines[0]).group(1) == str(pid)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("args", [("status",), ("status", "--json"), ("stop", "svc"),
+                                  ("logs", "svc"), ("down",), ("extend", "hung", "5")])
+def test_a_stopped_supervisor_is_one_line_and_exit_2(stopped, args):
+    freeze(stopped)
+    start = time.monotonic()
+    got = stopped.ctl(*args)
+    took = time.monotonic() - start
+    says_not_answering(got, stopped.pid)
+    assert took < TIMEOUT + 10, f"{args} took {took:.1f}s"
+    # Woken again, it answers as before: the clients changed nothing.
+    os.kill(stopped.pid, signal.SIGCONT)
+    assert stopped.status()["svc"]["phase"] == "running"
+
+
+@pytest.mark.parametrize("args", [("logs", "-f", "svc"), ("down",)])
+def test_a_client_waiting_for_events_notices_the_silence(stopped, args):
+    """``logs -f`` and ``down`` wait for as long as events take, but ping meanwhile: a
+    supervisor stopped while they watch is noticed within the timeout."""
+    d = stopped
+    if args == ("down",):  # a hung process keeps down waiting; the supervisor then stops
+        d.wait_for("hung", "ready", lambda p: True)
+    where = ("--run-dir", str(d.run_dir))
+    proc = subprocess.Popen([PY, "-m", "proctui", *args, *where], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        if args == ("down",):
+            wait_until(lambda: d.status()["hung"]["phase"] != "running", timeout=20,
+                       what="down to begin stopping")
+        else:
+            time.sleep(1.0)  # (nothing to await: logs -f prints nothing more on its own)
+        freeze(d)
+        start = time.monotonic()
+        out, err = proc.communicate(timeout=TIMEOUT * 4 + 20)
+        took = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    says_not_answering(subprocess.CompletedProcess(args, proc.returncode, out, err), d.pid)
+    assert took < TIMEOUT * 2 + 10, f"noticed after {took:.1f}s"
+
+
+def test_attach_to_a_stopped_supervisor_says_so_instead_of_a_blank_screen(stopped):
+    freeze(stopped)
+    pty = Pty([PY, "-m", "proctui", "attach", "--run-dir", str(stopped.run_dir)],
+              stopped.tmp_path)
+    try:
+        pty.wait_for(b"is not answering", timeout=TIMEOUT + 20)
+        assert pty.finish() == 2
+        assert f"pid {stopped.pid}".encode() in pty.screen
+    finally:
+        if pty.proc.poll() is None:
+            pty.proc.kill()
+
+
+def test_an_attached_console_leaves_when_the_supervisor_stops_answering(stopped):
+    d = stopped
+    pty = Pty([PY, "-m", "proctui", "attach", "--run-dir", str(d.run_dir)], d.tmp_path)
+    try:
+        pty.wait_for(b"attached to supervisor")
+        freeze(d)
+        pty.wait_for(b"is not answering", timeout=TIMEOUT * 2 + 20)
+        assert pty.finish() == 2
+    finally:
+        if pty.proc.poll() is None:
+            pty.proc.kill()
+    os.kill(d.pid, signal.SIGCONT)  # and it goes on, untouched
+    assert d.status()["svc"]["phase"] == "running"
+
+
+def test_a_full_backlog_is_not_answering_too(stopped):
+    """Stopped long enough, its listen backlog fills and even connecting would wait: the
+    connect has its timeout too, and the pid comes from the lock file."""
+    import socket
+
+    d = stopped
+    freeze(d)
+    pending = []
+    try:
+        while len(pending) < 256:  # until the kernel refuses one more without waiting
+            sock = socket.socket(socket.AF_UNIX)
+            sock.setblocking(False)
+            try:
+                sock.connect(str(d.run_dir / "control.sock"))
+            except BlockingIOError:
+                sock.close()
+                break
+            pending.append(sock)
+        assert len(pending) < 256, "the backlog never filled"
+        says_not_answering(d.ctl("status"), d.pid)
+    finally:
+        for sock in pending:
+            sock.close()
