@@ -53,6 +53,8 @@ _MAX_UNIT_NAME = 255
 # A word needs no quotes when it is made only of these (after % and $ are doubled).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./$-]+")
 _C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# systemd refuses such an executable path however it is quoted ("special characters").
+_UNSAFE_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
 # proctui and systemd agree on a line of an env_file only when it is this plain.
 _PLAIN_ENV_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=[^\s'\"\\][^\\]*|[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -111,10 +113,15 @@ def exec_word(word: str) -> str:
 
 
 def exec_line(argv: Sequence[str]) -> str:
-    words = [exec_word(w) for w in argv]
+    """ExecStart='s value for ``argv``, whose first word is the program's path."""
+    path, words = argv[0], [exec_word(w) for w in argv]
+    if "$" in path:
+        # systemd takes the path literally but expands $ in the arguments, argv[0] among
+        # them: "@PATH ARGV0" gives each its own spelling.
+        return " ".join([f'@"{_escape(path, dollar=False)}"', *words])
     # A leading @, -, :, +, ! is a prefix to systemd, not part of the path; quoted, it is.
-    if words and words[0].startswith(("@", "-", ":", "+", "!")):
-        words[0] = f'"{_escape(argv[0], dollar=True)}"'
+    if words[0].startswith(("@", "-", ":", "+", "!")):
+        words[0] = f'"{_escape(path, dollar=True)}"'
     return " ".join(words)
 
 
@@ -286,6 +293,11 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
             said.append(f"depends_on {dep} = \"{condition.value}\": {dep} is Type=oneshot "
                         "(another process waits for it to exit), so this starts only once "
                         f"{dep} has exited")
+        elif condition is DependCondition.STARTED and dep not in oneshots and (
+                other.ready is not None and other.ready.notify):
+            # After= on a Type=notify unit waits for READY=1, not for the exec.
+            said.append(f"depends_on {dep} = \"started\": {dep} is Type=notify, so this "
+                        f"starts only once {dep} is ready")
         elif condition is DependCondition.READY and not (
                 other.ready is not None and other.ready.notify):
             said.append(f"depends_on {dep} = \"ready\": {dep}'s ready check has no systemd "
@@ -311,6 +323,10 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
     if program is None:
         program = spec.argv[0]
         said.append(f"{program!r} is not on PATH here; ExecStart= needs its absolute path")
+    if _UNSAFE_PATH.search(program):
+        raise ConfigError(config.source, "systemd runs no program whose path holds a quote, "
+                                         f"a backslash or a control character: {program!r}",
+                          spec.name, "cmd")
     service.append(f"ExecStart={exec_line((program, *spec.argv[1:]))}")
     service.append(f"WorkingDirectory={specifiers(str(spec.cwd))}")
     service += _environment(spec, files.get(spec.name), said)
