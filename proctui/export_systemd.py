@@ -21,6 +21,7 @@ from enum import Enum
 from pathlib import Path
 
 from proctui.config import (
+    COMMAND_LINE,
     DEFAULT_MAX_LINE_LENGTH,
     DEFAULT_SCROLLBACK,
     Config,
@@ -53,6 +54,7 @@ _MAX_UNIT_NAME = 255
 # A word needs no quotes when it is made only of these (after % and $ are doubled).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./$-]+")
 _C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # systemd refuses such an executable path however it is quoted ("special characters").
 _UNSAFE_PATH = re.compile(r"[\"'\\\x00-\x1f\x7f]")
 # proctui and systemd agree on a line of an env_file only when it is this plain.
@@ -235,6 +237,7 @@ def export_units(config: Config, *, files: Mapping[str, EnvFile] | None = None,
                  resolve: Callable[[ProcessSpec], str | None] = which) -> Export:
     """One unit per process; ``version`` is the target systemd's (None: unknown, so only
     what every systemd since 240 knows is written)."""
+    check_prefix(prefix)
     specs = {s.name: s for s in config.processes}
     # Whoever waits for a process to exit makes it a oneshot: After= then waits for the
     # exit, and Requires= fails the dependent when it did not exit 0, as exited-ok does.
@@ -248,6 +251,12 @@ def export_units(config: Config, *, files: Mapping[str, EnvFile] | None = None,
         units.append(Unit(unit_name(spec.name, prefix), text))
         warnings.extend(f"{spec.name}: {line}" for line in said)
     return Export(tuple(units), tuple(warnings))
+
+
+def check_prefix(prefix: str) -> None:
+    if not all(_UNIT_CHARS.fullmatch(ch) for ch in prefix):
+        raise ConfigError(COMMAND_LINE, f"{prefix!r} cannot start a unit name (letters, "
+                                        "digits and :_.- only)", key="--prefix")
 
 
 def _check_expressible(spec: ProcessSpec, config: Config, prefix: str) -> None:
@@ -371,7 +380,15 @@ def _environment(spec: ProcessSpec, env_file: EnvFile | None, said: list[str]) -
     if "PYTHONUNBUFFERED" not in keys:
         # As under proctui: a Python child otherwise holds its output back from the journal.
         lines.append(f"Environment={environment_word('PYTHONUNBUFFERED', '1')}")
-    lines += [f"Environment={environment_word(k, v)}" for k, v in spec.env if k in own]
+    for key, value in spec.env:
+        if key not in own:
+            continue
+        if not _ENV_NAME.fullmatch(key):
+            # systemd ignores such an assignment ("Invalid environment assignment").
+            said.append(f"env.{key} is left out: systemd takes only names of letters, "
+                        "digits and _, not starting with a digit")
+            continue
+        lines.append(f"Environment={environment_word(key, value)}")
     return lines
 
 
@@ -471,6 +488,7 @@ def longest_stop(specs: Sequence[ProcessSpec]) -> StopPath:
 def export_supervisor(config: Config, proctui: Sequence[str],
                       prefix: str = DEFAULT_PREFIX) -> Export:
     """One Type=notify unit running ``proctui run --headless`` on the config file."""
+    check_prefix(prefix)
     if config.path is None:
         raise ConfigError(config.source, "--supervisor needs a config file (-f FILE)")
     longest = longest_stop(config.processes)
@@ -510,8 +528,9 @@ def export_supervisor(config: Config, proctui: Sequence[str],
         "KillMode=mixed",
         f"# The longest chain of stops: {chain or 'none'}, plus "
         f"{_seconds_words(SUPERVISOR_MARGIN)} for proctui itself = {_seconds_words(total)}.",
-        "# An operator's extension is not counted: proctui passes it on as "
-        "EXTEND_TIMEOUT_USEC.",
+        "# Extensions (an operator's, or a process's own EXTEND_TIMEOUT_USEC up to its "
+        "max_stop_time)",
+        "# are not counted: proctui asks systemd for that time with EXTEND_TIMEOUT_USEC.",
         f"TimeoutStopSec={seconds_value(total)}",
         "",
         "[Install]",

@@ -332,6 +332,31 @@ def test_a_program_systemd_refuses_to_run_is_bad_input(tmp_path: Path) -> None:
                             "\"/opt/it's/prog\"")
 
 
+def test_what_systemd_would_not_read_is_said(tmp_path: Path) -> None:
+    config = parse_toml("""
+[processes.app]
+cmd = "no-such-program-here --flag"
+kill_timeout = 10
+env = { "my-var" = "1", OK = "2" }
+""", "t.toml", tmp_path)
+    out = systemd.export_units(config, version=254)
+    service = directives(out.units[0].text)["Service"]
+    assert service["ExecStart"] == ["no-such-program-here --flag"]
+    assert service["Environment"] == ['"PYTHONUNBUFFERED=1"', '"OK=2"']
+    assert out.warnings == (
+        "app: 'no-such-program-here' is not on PATH here; ExecStart= needs its absolute path",
+        "app: env.my-var is left out: systemd takes only names of letters, digits and _, not "
+        "starting with a digit",
+    )
+
+
+def test_a_prefix_that_cannot_start_a_unit_name_is_bad_input(project: Path) -> None:
+    result = proctui("export", "systemd", "--prefix", "my app/", cwd=project)
+    assert (result.returncode, result.stderr) == (
+        2, "proctui: error: command line: key '--prefix': 'my app/' cannot start a unit name "
+           "(letters, digits and :_.- only)\n")
+
+
 def test_quoting_rules() -> None:
     assert systemd.exec_word("/bin/sleep") == "/bin/sleep"
     assert systemd.exec_word("a b") == '"a b"'
