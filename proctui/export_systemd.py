@@ -426,6 +426,18 @@ def _restart(spec: ProcessSpec, kind: UnitType, version: int | None,
     if policy is RestartPolicy.NO:
         return lines
     lines.append(f"RestartSec={BACKOFF_START}")
+    if policy is RestartPolicy.ON_FAILURE and kind is UnitType.ONESHOT:
+        said.append("restart = \"on-failure\" does not follow a death by SIGHUP, SIGINT, "
+                    "SIGTERM or SIGPIPE: systemd refuses RestartForceExitStatus= for "
+                    "Type=oneshot")
+    elif policy is RestartPolicy.ON_FAILURE:
+        # proctui restarts a process that died of any signal it did not send; systemd
+        # counts these four as a clean end unless told otherwise. (Its own stop never
+        # restarts, whatever the status.)
+        lines.append("RestartForceExitStatus=SIGHUP SIGINT SIGTERM SIGPIPE")
+    # proctui never restarts a process that failed to start (200: no working directory,
+    # 203: no program); with no start limit systemd would try every second for ever.
+    lines.append("RestartPreventExitStatus=200 203")
     if version is not None and version >= RESTART_STEPS_SINCE:
         lines += [f"RestartSteps={RESTART_STEPS}", f"RestartMaxDelaySec={BACKOFF_MAX}"]
     else:

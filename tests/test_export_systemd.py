@@ -116,7 +116,7 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
         "TimeoutStartSec": ["30"],
         "KillSignal": ["SIGINT"], "KillMode": ["control-group"], "TimeoutStopSec": ["10"],
         "SendSIGKILL": ["no"],
-        "Restart": ["always"], "RestartSec": ["1"],
+        "Restart": ["always"], "RestartSec": ["1"], "RestartPreventExitStatus": ["200 203"],
         "WatchdogSec": ["20"], "WatchdogSignal": ["SIGINT"],
     }
     assert db["Install"] == {"WantedBy": ["default.target"]}
@@ -133,6 +133,7 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
         "TimeoutStartSec": ["infinity"],
         "KillSignal": ["SIGTERM"], "KillMode": ["control-group"], "TimeoutStopSec": ["10"],
         "Restart": ["on-failure"], "RestartSec": ["1"],
+        "RestartPreventExitStatus": ["200 203"],
     }
 
     web = directives((units / WEB).read_text())
@@ -150,6 +151,8 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
                         '"GREETING=hello \\"world\\" $HOME 50%%"', '"SPACED=a b"'],
         "KillSignal": ["SIGTERM"], "KillMode": ["control-group"], "TimeoutStopSec": ["7"],
         "Restart": ["on-failure"], "RestartSec": ["1"],
+        "RestartForceExitStatus": ["SIGHUP SIGINT SIGTERM SIGPIPE"],
+        "RestartPreventExitStatus": ["200 203"],
     }
     assert "s3cret" not in (units / WEB).read_text()
 
@@ -163,6 +166,8 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
         "db is ready",
         "migrate: restart = \"always\" becomes on-failure: systemd refuses Restart=always for "
         "Type=oneshot",
+        "migrate: restart = \"on-failure\" does not follow a death by SIGHUP, SIGINT, SIGTERM "
+        "or SIGPIPE: systemd refuses RestartForceExitStatus= for Type=oneshot",
         f"migrate: {backoff}",
         "web: restart_with db becomes PartOf=: systemd also stops this when db is stopped",
         "web: env.SHARED is also set in env_file; under systemd the file wins "
