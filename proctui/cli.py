@@ -364,18 +364,16 @@ def export_systemd(file: Path | None, output: Path | None, force: bool, supervis
                    prefix: str, systemd_version: int | None) -> None:
     """systemd units that keep each process's stop policy; what systemd cannot keep is
     said on stderr, one line per process and setting."""
-    import shutil
-
     from proctui import export_systemd as systemd
 
     config = _load(file, (), Overrides())
     try:
         if supervisor:
+            # The proctui running now, not whichever one PATH finds first.
             found = Path(sys.argv[0]).resolve()
-            proctui = str(found) if found.name == "proctui" and found.is_file() else \
-                shutil.which("proctui")
             exported = systemd.export_supervisor(
-                config, (proctui,) if proctui else (sys.executable, "-m", "proctui"), prefix)
+                config, (str(found),) if found.name == "proctui" and found.is_file() else
+                (sys.executable, "-m", "proctui"), prefix)
         else:
             version = systemd_version or systemd.systemd_version()
             exported = systemd.export_units(config, files=systemd.env_files(config),

@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 
@@ -40,12 +40,10 @@ RESTART_STEPS_SINCE = 254
 # proctui's backoff doubles from 1 s up to 30 s: 1, 2, 4, 8, 16, 30 is five steps, and
 # systemd's exponential steps from 1 to 30 in five come out as 1, 2, 3.9, 7.7, 15.2, 30.
 RESTART_STEPS = 5
-BACKOFF_START = 1
+BACKOFF_START = 1  # as core/life/stages.py (a test holds them equal; no core import here)
 BACKOFF_MAX = 30
 # --supervisor: time for proctui itself to start its stop and to write its summary.
 SUPERVISOR_MARGIN = 5.0
-_DEFAULT_LOG_MAX_SIZE = 8 << 20
-_DEFAULT_LOG_KEEP = 3
 
 # Characters a unit name may hold as they are; everything else becomes \xNN (as
 # systemd-escape does), so distinct process names stay distinct unit names.
@@ -459,7 +457,8 @@ def _unrepresentable(spec: ProcessSpec) -> list[str]:
     if spec.max_line_length != DEFAULT_MAX_LINE_LENGTH:
         said.append(f"max_line_length = {spec.max_line_length} has no systemd equivalent: "
                     "the journal splits lines at its own LineMax=")
-    if (spec.log_max_size, spec.log_keep) != (_DEFAULT_LOG_MAX_SIZE, _DEFAULT_LOG_KEEP):
+    defaults = {f.name: f.default for f in fields(ProcessSpec)}
+    if (spec.log_max_size, spec.log_keep) != (defaults["log_max_size"], defaults["log_keep"]):
         said.append("log_max_size and log_keep have no systemd equivalent: the journal keeps "
                     "the output, within journald's own limits")
     return said

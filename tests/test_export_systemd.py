@@ -55,6 +55,8 @@ restart = "on-failure"
 on_timeout = "ask"
 stop_timeout = 7
 scrollback = 500
+max_line_length = 1000
+log_keep = 5
 """
 
 DB = "proctui-db.service"
@@ -177,6 +179,10 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
         "(7s) again",
         f"web: {backoff}",
         "web: scrollback = 500 has no systemd equivalent: output goes to the journal",
+        "web: max_line_length = 1000 has no systemd equivalent: the journal splits lines at "
+        "its own LineMax=",
+        "web: log_max_size and log_keep have no systemd equivalent: the journal keeps the "
+        "output, within journald's own limits",
     ]
 
 
@@ -375,6 +381,13 @@ def test_quoting_rules() -> None:
     assert systemd.unit_name("web 1/ä") == "proctui-web\\x201\\x2f\\xc3\\xa4.service"
     assert systemd.seconds_value(0) == "1us"  # 0 is "no timeout" to systemd
     assert systemd.seconds_value(2.5) == "2.5"
+
+
+def test_the_backoff_is_the_cores() -> None:
+    from proctui.core.life import stages
+
+    assert (systemd.BACKOFF_START, systemd.BACKOFF_MAX) == (stages.BACKOFF_START,
+                                                            stages.BACKOFF_MAX)
 
 
 def test_the_module_imports_no_frontend() -> None:
