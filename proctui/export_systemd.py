@@ -342,6 +342,9 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
         # proctui waits for READY=1 for as long as ready_timeout says, or for ever.
         service.append("TimeoutStartSec=" + (seconds_value(spec.ready_timeout)
                                              if spec.ready_timeout else "infinity"))
+        if spec.ready_timeout and spec.restart is not RestartPolicy.NO:
+            said.append(f"ready_timeout = {_seconds_words(spec.ready_timeout)}: systemd "
+                        "restarts a process that was not ready in time; proctui does not")
     elif kind is UnitType.ONESHOT:
         service.append("TimeoutStartSec=infinity")  # a migration may take its time
 

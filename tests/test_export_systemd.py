@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -161,6 +162,8 @@ def test_one_unit_per_process_directive_by_directive(project: Path) -> None:
     backoff = ("restart backoff 1, 2, 4 .. 30s becomes a fixed 1s for systemd 252 "
                "(RestartSteps= needs systemd 254)")
     assert result.stderr.splitlines() == [
+        "db: ready_timeout = 30s: systemd restarts a process that was not ready in time; "
+        "proctui does not",
         f"db: {backoff}",
         "db: max_stop_time = 60s has no systemd equivalent: systemd honours "
         "EXTEND_TIMEOUT_USEC without a cap",
@@ -381,6 +384,8 @@ def test_quoting_rules() -> None:
     assert systemd.unit_name("web 1/ä") == "proctui-web\\x201\\x2f\\xc3\\xa4.service"
     assert systemd.seconds_value(0) == "1us"  # 0 is "no timeout" to systemd
     assert systemd.seconds_value(2.5) == "2.5"
+    assert systemd.signal_value(int(signal.SIGRTMIN) + 3) == "SIGRTMIN+3"  # systemd reads it
+    assert systemd.signal_value(signal.SIGINT) == "SIGINT"
 
 
 def test_the_backoff_is_the_cores() -> None:
