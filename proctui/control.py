@@ -18,12 +18,14 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from proctui.core.life.stages import Why
 from proctui.core.lines import Stream
 from proctui.core.machine import Phase
-from proctui.core.report import still_stopping, summary_lines
+from proctui.core.report import still_stopping
 from proctui.core.rundir import default_run_dir
 from proctui.core.text import clean
 from proctui.core.view import ProcessView
+from proctui.policy import Ladder, Rung, climb, summary
 from proctui.protocol import commands
 from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
@@ -268,13 +270,14 @@ class Down:
         # Each stop's own notices come first; a countdown line only after 5 s of quiet.
         self.last_said = dict.fromkeys(core.names, time.monotonic())
         self.interrupts = 0
+        self.ladder = Ladder(start=Rung.KILL)  # down has asked for the stop already
 
     def run(self) -> int:
         core, printer = self.core, self.printer
         previous = signal.signal(signal.SIGINT, self._on_interrupt)
         try:
             core.set_interactive(False)
-            reply = core.stop_all().result(timeout=30)
+            reply = core.stop_all(why=Why.DOWN).result(timeout=30)
             printer.say(f"stopping everything (supervisor pid {self.conn.hello.get('pid')})"
                         + ("" if reply.ok else f": {reply.text}"))
             handled = 0
@@ -301,11 +304,9 @@ class Down:
         if not core.all_ended():
             printer.say(core.gone or "stopped watching before everything had ended")
         else:
-            for line in summary_lines(core.final(), core.views(), core.strays()):
+            lines, status = summary(core)
+            for line in lines:
                 printer.say(line)
-            if core.crash:
-                printer.say(f"internal error: {core.crash}")
-            status = core.exit_status()
         printer.finish(2.0)
         core.close()
         return status
@@ -337,12 +338,13 @@ class Down:
     def _print_new(self) -> None:
         for name in self.core.names:
             buf = self.core.buffer(name)
+            mark = buf.mark()
             start = self.seen[name]
             if start is None:
-                if not buf.total:
+                if not mark.total:
                     continue
-                start = buf.first
-            if buf.total == start:
+                start = mark.first
+            if mark.total == start:
                 continue
             got = buf.read(start)
             self.seen[name] = got.first + len(got.lines)
@@ -366,14 +368,11 @@ class Down:
 
     def _interrupted(self, count: int) -> bool:
         core = self.core
-        if count == 1:
-            self.printer.say("ctrl+c: killing what is still stopping (ctrl+c again "
-                             "abandons it)")
-            core.kill_all()
+        rung = self.ladder.press()
+        self.printer.say(self.ladder.words(rung, "ctrl+c"))
+        climb(core, rung)
+        if rung is not Rung.ABANDON:
             return False
-        self.printer.say("ctrl+c again: abandoning what is left")
-        with contextlib.suppress(Exception):
-            core.abandon_all().result(timeout=5.0)
         deadline = time.monotonic() + 2.0
         while not core.all_ended() and core.gone is None and time.monotonic() < deadline:
             time.sleep(0.05)

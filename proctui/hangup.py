@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from proctui.core.api import Core
+from proctui.core.life.stages import Why
 
 POLL = 0.05
 GRACE = 3.0  # seconds the console gets to close by itself once everything has ended
@@ -51,7 +52,7 @@ class Guard:
             return
         self._stopping = True
         self.core.set_interactive(False)
-        self.core.stop_all()
+        self.core.stop_all(why=Why.SIGTERM if why == "SIGTERM" else Why.HANGUP)
         if self.lost is None:
             self.lost = why
             self.on_lost(why, False)

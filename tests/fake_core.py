@@ -7,6 +7,7 @@ import concurrent.futures
 from collections.abc import Callable
 from dataclasses import replace
 
+from proctui.core.life.stages import Why
 from proctui.core.lines import OutputBuffer, Stream
 from proctui.core.machine import DeadlineAction, Phase
 from proctui.core.outcome import Outcome, OutcomeKind, Who
@@ -172,7 +173,8 @@ class FakeCore:
     def stop(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._record("stop", name)
 
-    def stop_all(self, ordered: bool = True) -> concurrent.futures.Future[Reply]:
+    def stop_all(self, ordered: bool = True,
+                 why: Why = Why.OPERATOR) -> concurrent.futures.Future[Reply]:
         return self._record("stop_all", ordered)
 
     def kill(self, name: str) -> concurrent.futures.Future[Reply]:

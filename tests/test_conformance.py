@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from proctui.core.api import Core
+from proctui.core.life.stages import Why
 from proctui.core.view import Reply
 from proctui.protocol import commands
 from proctui.protocol.commands import COMMANDS, CORE_COMMANDS, Fault
@@ -61,7 +62,8 @@ def test_the_remote_core_sends_the_tables_request_for_each_method(
     for method, cls in by_method.items():
         params = [p for p in inspect.signature(getattr(Core, method)).parameters
                   if p not in ("self", "who")]
-        args = {"name": "web", "ordered": True, "by": 5.0, "interactive": True}
+        args = {"name": "web", "ordered": True, "by": 5.0, "interactive": True,
+                "why": Why.DOWN}
         reply = getattr(core, method)(*[args[p] for p in params]).result(1)
         assert isinstance(reply, Reply) and reply.ok
         assert type(sent[-1]) is cls, method
@@ -70,6 +72,7 @@ def test_the_remote_core_sends_the_tables_request_for_each_method(
 def test_a_request_goes_through_the_wire_and_back_unchanged() -> None:
     requests: tuple[commands.Request[Any], ...] = (
         commands.Stop("web"), commands.Extend("web", 2.5), commands.StopAll(False),
+        commands.StopAll(True, Why.DOWN.value),
         commands.Watch(["a"], 3, {"a": 7}), commands.Tail("web", 10), commands.Journal(4),
         commands.Ping())
     for request in requests:

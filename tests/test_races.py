@@ -70,6 +70,9 @@ stop_timeout = 3
         assert "hung: killed with SIGKILL after 3s stop timeout" in out, out
         assert not alive(supervisor)
         assert not processes_with_token(child_reaper)
+        journal = [json.loads(line) for line in
+                   (tmp_path / "run" / "journal.jsonl").read_text().splitlines()]
+        assert [e["why"] for e in journal if e["kind"] == "shutdown"] == ["proctui down"]
     finally:
         if alive(supervisor):
             os.kill(supervisor, signal.SIGKILL)

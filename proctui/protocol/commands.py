@@ -50,6 +50,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.api import Core
+from proctui.core.life.stages import Why
 from proctui.core.outcome import Who
 from proctui.core.view import Reply
 from proctui.protocol.replies import (
@@ -256,14 +257,18 @@ class Extend(Named):
 class StopAll(CoreCommand):
     """Stop everything (``down``; the console's S).
 
-    Wire: {"op": "stop_all", "ordered": true}: in dependency order unless false."""
+    Wire: {"op": "stop_all", "ordered": true, "why": "proctui down"}: in dependency
+    order unless false; ``why`` is journaled (one of the shutdown reasons, else
+    "operator")."""
 
     op = "stop_all"
     method = "stop_all"
     ordered: bool = True
+    why: str = Why.OPERATOR.value
 
     def apply(self, core: Core) -> Future[Reply]:
-        return core.stop_all(self.ordered)
+        reasons = {w.value: w for w in Why}
+        return core.stop_all(self.ordered, why=reasons.get(self.why, Why.OPERATOR))
 
 
 @dataclass(frozen=True)

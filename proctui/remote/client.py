@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from proctui.core.doorbell import Doorbell
+from proctui.core.life.stages import Why
 from proctui.core.lines import OutputBuffer
 from proctui.core.outcome import Outcome, Who
 from proctui.core.view import ProcessView, Reply
@@ -194,8 +195,8 @@ class RemoteCore:
     def stop(self, name: str) -> Future[Reply]:
         return self._command(commands.Stop(name))
 
-    def stop_all(self, ordered: bool = True) -> Future[Reply]:
-        return self._command(commands.StopAll(ordered))
+    def stop_all(self, ordered: bool = True, why: Why = Why.OPERATOR) -> Future[Reply]:
+        return self._command(commands.StopAll(ordered, why.value))
 
     def kill(self, name: str) -> Future[Reply]:
         return self._command(commands.Kill(name))

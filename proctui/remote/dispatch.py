@@ -89,13 +89,13 @@ class Dispatch:
         output = request.output
         names = list(c.seen) if output == "all" else [n for n in output or () if n in c.seen]
         for name in names:
-            buf = self.core.buffer(name)
-            start = buf.first
+            mark = self.core.buffer(name).mark()
+            start = mark.first
             if request.replay is not None:
-                start = max(start, buf.total - request.replay)
+                start = max(start, mark.total - request.replay)
             if request.start is not None and name in request.start:
                 # (beyond the end, it would be sent an empty message on every change)
-                start = min(max(0, request.start[name]), buf.total)
+                start = min(max(0, request.start[name]), mark.total)
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
         c.news.set()
         return Done()

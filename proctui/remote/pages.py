@@ -42,7 +42,7 @@ async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
     if request.start is not None:
         start = request.start
     elif request.lines is not None:
-        start = max(0, buf.total - request.lines)
+        start = max(0, buf.mark().total - request.lines)
     else:
         start = 0
     first: int | None = None
@@ -63,13 +63,14 @@ async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
             if size >= PAGE_BYTES:
                 break
         at = (first if first is not None else start) + len(lines)
-        if not got.lines or at >= buf.total:
+        if not got.lines or at >= buf.mark().total:
             break
         await asyncio.sleep(0)
     begin = start if first is None else first
     end = begin + len(lines)
+    total = buf.mark().total
     return TailPage(first=begin, lines=lines, runs=runs(streams), next=end,
-                    more=end < buf.total, total=buf.total)
+                    more=end < total, total=total)
 
 
 def runs(streams: list[int]) -> list[list[int]]:

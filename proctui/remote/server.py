@@ -298,21 +298,22 @@ class Server:
         size = 0
         for name, start in c.sent.items():
             buf = core.buffer(name)
-            if (buf.total == start and buf.partial == c.partial[name]
-                    and buf.cleared_before == c.cleared[name]):
+            mark = buf.mark()  # one instant, under the buffer's lock
+            if (mark.total == start and mark.partial == c.partial[name]
+                    and mark.cleared_before == c.cleared[name]):
                 continue
             # From the oldest line still held, if this client fell that far behind.
-            got = buf.read(max(start, buf.first), 5000)
+            got = buf.read(max(start, mark.first), 5000)
             c.sent[name] = got.first + len(got.lines)
             c.partial[name] = got.partial
-            c.cleared[name] = buf.cleared_before
+            c.cleared[name] = mark.cleared_before
             data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
                                "s": pages.runs(got.streams), "d": max(0, got.first - start),
-                               "o": buf.output_total, "p": got.partial,
-                               "c": buf.cleared_before})
+                               "o": mark.output_total, "p": got.partial,
+                               "c": mark.cleared_before})
             w.write(data)
             size += len(data)
-            if c.sent[name] < buf.total or size >= BATCH:
+            if c.sent[name] < mark.total or size >= BATCH:
                 c.news.set()  # more to send: the next push comes straight after this one
                 if size >= BATCH:
                     break
