@@ -10,133 +10,24 @@ from pathlib import Path
 
 import click
 
-from proctui import __version__
+from proctui.cli_base import (
+    EXIT_USAGE,
+    _fail,
+    _file_option,
+    _load,
+    _overrides,
+    cli,
+    run_options,
+)
 from proctui.config import (
     Config,
     ConfigError,
     OnHangup,
-    OnTimeout,
     Overrides,
     ProcessSpec,
     load,
-    parse_signal,
 )
-from proctui.core.outcome import setting, signal_name
-
-EXIT_USAGE = 2
-
-
-def _fail(message: str) -> None:
-    click.echo(f"proctui: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-class Seconds(click.ParamType):
-    """A number of seconds, finite and within the bounds the config file has."""
-
-    name = "seconds"
-
-    def convert(self, value: object, param: click.Parameter | None,
-                ctx: click.Context | None) -> float:
-        from proctui.config.values import Where, seconds
-
-        if isinstance(value, float):
-            return value
-        try:
-            number = float(str(value))
-        except ValueError:
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        try:
-            return seconds(number, None, Where("", None))
-        except ConfigError as e:
-            self.fail(str(e).split(": ", 1)[-1], param, ctx)
-
-
-SECONDS = Seconds()
-
-
-def _overrides(stop_timeout: float | None, kill_timeout: float | None,
-               on_timeout: str | None, stop_signal: str | None) -> Overrides:
-    sig = None
-    if stop_signal is not None:
-        sig = parse_signal(stop_signal, "--stop-signal")
-    return Overrides(
-        stop_timeout=stop_timeout,
-        kill_timeout=kill_timeout,
-        on_timeout=OnTimeout(on_timeout) if on_timeout else None,
-        stop_signal=sig,
-    )
-
-
-def _load(file: Path | None, commands: tuple[str, ...], overrides: Overrides) -> Config:
-    try:
-        return load(file, commands, overrides)
-    except ConfigError as e:
-        _fail(str(e))
-        raise AssertionError("unreachable") from None
-
-
-_file_option = click.option(
-    "-f", "--file", "file", type=click.Path(path_type=Path, dir_okay=True),
-    help="A proctui.toml (by its .toml suffix) or a Procfile. Default: ./proctui.toml, "
-         "else ./Procfile.",
-)
-
-
-def run_options(fn=None, *, with_detach: bool = True):  # type: ignore[no-untyped-def]
-    """The options shared by ``run``, ``up`` and ``demo``."""
-    if fn is None:
-        return lambda f: run_options(f, with_detach=with_detach)
-    options = [
-        click.option("--headless", is_flag=True,
-                     help="Print output lines instead of opening the console (automatic "
-                          "when stdout is not a terminal)."),
-        click.option("--stop-timeout", type=SECONDS, metavar="SECONDS",
-                     help="Seconds from the stop request to the timeout action."),
-        click.option("--kill-timeout", type=SECONDS, metavar="SECONDS",
-                     help="Seconds after SIGKILL before a process is reported unkillable."),
-        click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
-                     help="At the stop deadline: kill, abandon, or ask the operator "
-                          "(headless: ask acts as kill)."),
-        click.option("--stop-signal", metavar="SIGNAL",
-                     help="The stop signal, e.g. TERM, INT, SIGQUIT."),
-        click.option("--stop-after", type=SECONDS, metavar="SECONDS",
-                     help="Stop everything gracefully after SECONDS (for scripts and demos)."),
-        click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
-                     help="Redraw the console at most HZ times a second (default 10); "
-                          "lower it on a slow link."),
-        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
-                     help="Where the lock and PID files live. Default: "
-                          "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
-                          "one per config file or directory."),
-        click.option("--on-hangup", type=click.Choice([h.value for h in OnHangup]),
-                     help="When the console's terminal goes away: stop everything "
-                          "(default), or detach and supervise on (as [defaults] "
-                          "on_hangup)."),
-    ]
-    if with_detach:
-        options.insert(0, click.option(
-            "--detach", is_flag=True,
-            help="Supervise in the background, in a session of its own; returns once "
-                 "every process has started (proctui attach, status, down reach it)."))
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="proctui")
-def cli() -> None:
-    """Run several supervised commands; stop them visibly and steerably.
-
-    \b
-    proctui run                     # ./proctui.toml or ./Procfile
-    proctui run 'web=python -m http.server' 'worker=./work.sh'
-    proctui run --headless -f Procfile
-    proctui check -f proctui.toml
-    proctui up; proctui attach      # supervise in the background; the console on it
-    proctui status; proctui down    # from scripts, and over SSH
-    """
+from proctui.core.life.outcome import setting, signal_name
 
 
 @cli.command()
@@ -199,7 +90,7 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
           hint: tuple[tuple[str, str], ...] = (), detach: bool = False,
           on_hangup: str | None = None, file: Path | None = None) -> int:
     """Take the run directory's lock, run the processes, return proctui's exit status."""
-    from proctui.core.rundir import RunDir, RunDirError, default_run_dir
+    from proctui.core.store.rundir import RunDir, RunDirError, default_run_dir
 
     path = Path(os.path.abspath(run_dir or default_run_dir(anchor)))
     template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
@@ -214,12 +105,12 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
     hangup = OnHangup(on_hangup) if on_hangup else config.on_hangup
     try:
         if not headless and sys.stdout.isatty() and sys.stdin.isatty():
-            from proctui.console import run_console
+            from proctui.frontends.console import run_console
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
                                hint=hint, stop_after=stop_after, refresh_hz=refresh,
                                on_hangup=hangup, source=config.source)
-        from proctui import headless as runner
+        from proctui.frontends import headless as runner
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
                           stop_after=stop_after, source=config.source)
@@ -231,8 +122,8 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
             file: Path | None) -> int:
     import shlex
 
-    from proctui.core.rundir import default_run_dir
-    from proctui.daemon import detach
+    from proctui.core.store.rundir import default_run_dir
+    from proctui.frontends.daemon import detach
 
     status, text = detach(config.processes, run_dir=path, source=config.source,
                           leftover_defaults=template, stop_after=stop_after)
@@ -274,9 +165,9 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     signals sent and the decisions made."""
     import shutil
 
-    from proctui import timeline as pictures
     from proctui.config.files import UnreadableFile, read_text
-    from proctui.core.journal import NAME, PREVIOUS, parse_lines
+    from proctui.core.store.journal import NAME, PREVIOUS, parse_lines
+    from proctui.frontends import timeline as pictures
 
     directory = run_dir or _run_dir_of(file)
     path = directory / (PREVIOUS if previous else NAME)
@@ -301,7 +192,7 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
 
 def _run_dir_of(file: Path | None) -> Path:
     """The default run directory of the config in ``file`` (or here), as run uses it."""
-    from proctui.core.rundir import default_run_dir
+    from proctui.core.store.rundir import default_run_dir
 
     try:
         config = load(file, (), None)
@@ -342,60 +233,9 @@ def describe(spec: ProcessSpec) -> str:
     return "\n".join(lines)
 
 
-@cli.group()
-def export() -> None:
-    """Carry the config into another engine."""
-
-
-@export.command("systemd")
-@_file_option
-@click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
-              help="Write the units into this directory (default: print them).")
-@click.option("--force", is_flag=True, help="Overwrite unit files that differ.")
-@click.option("--supervisor", is_flag=True,
-              help="One unit that runs proctui itself (it keeps every policy), instead of "
-                   "one unit per process.")
-@click.option("--prefix", default="proctui-", show_default=True,
-              help="Unit names are PREFIX + process name + .service.")
-@click.option("--systemd-version", type=click.IntRange(200, 1000), metavar="N",
-              help="The target's systemd (default: this machine's); 254 and later get "
-                   "RestartSteps= for the backoff.")
-def export_systemd(file: Path | None, output: Path | None, force: bool, supervisor: bool,
-                   prefix: str, systemd_version: int | None) -> None:
-    """systemd units that keep each process's stop policy; what systemd cannot keep is
-    said on stderr, one line per process and setting."""
-    from proctui import export_systemd as systemd
-
-    config = _load(file, (), Overrides())
-    try:
-        if supervisor:
-            # The proctui running now, not whichever one PATH finds first.
-            found = Path(sys.argv[0]).resolve()
-            exported = systemd.export_supervisor(
-                config, (str(found),) if found.name == "proctui" and found.is_file() else
-                (sys.executable, "-m", "proctui"), prefix)
-        else:
-            version = systemd_version or systemd.systemd_version()
-            exported = systemd.export_units(config, files=systemd.env_files(config),
-                                            prefix=prefix, version=version)
-        for line in exported.warnings:
-            click.echo(line, err=True)
-        if output is None:
-            click.echo(systemd.as_stream(exported), nl=False)
-            return
-        done = systemd.write_units(exported, output, force=force)
-    except ConfigError as e:
-        _fail(str(e))
-        return
-    for path in done.written:
-        click.echo(f"wrote {path}")
-    for path in done.unchanged:
-        click.echo(f"unchanged {path}")
-
-
-# The commands that talk to a running supervisor live in their own module; importing it
-# adds them to the group above.
-from proctui import cli_control  # noqa: E402,F401
+# The commands that talk to a running supervisor, and export, live in their own modules;
+# importing them adds them to the group above.
+from proctui import cli_control, cli_export  # noqa: E402,F401
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """The ``proctui`` commands that talk to a running supervisor over its control socket:
 status, stop, start, restart, kill, abandon, extend, logs, down and attach. Each is a thin
-shell over ``proctui.control``; every failure is one line."""
+shell over ``proctui.frontends.control``; every failure is one line."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from proctui.cli import SECONDS, _fail, cli
+from proctui.cli_base import SECONDS, _fail, cli
 from proctui.protocol.commands import BY_NAME, Extend
 
 
@@ -32,7 +32,7 @@ def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-de
 
 def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ignore[no-untyped-def]
     """Connect, run ``call(connection)``, exit with its status; every failure is one line."""
-    from proctui.control import UnknownProcess, connect
+    from proctui.frontends.control import UnknownProcess, connect
     from proctui.remote.client import NoSupervisor
 
     try:
@@ -63,7 +63,7 @@ def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ig
 def status(file: Path | None, run_dir: Path | None, as_json: bool) -> None:
     """One row per process of a running supervisor: its state, pid, and its uptime, its
     countdown or how it ended."""
-    from proctui import control
+    from proctui.frontends import control
 
     _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout))
 
@@ -73,7 +73,7 @@ def _process_command(op: str, verb: str) -> None:
     @where_options
     @click.argument("names", nargs=-1, required=True)
     def command(file: Path | None, run_dir: Path | None, names: tuple[str, ...]) -> None:
-        from proctui import control
+        from proctui.frontends import control
 
         _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout))
 
@@ -88,7 +88,7 @@ for _op in ("stop", "start", "restart", "kill", "abandon"):
 @click.argument("name")
 @click.argument("seconds", type=SECONDS)
 def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
-    from proctui import control
+    from proctui.frontends import control
 
     if seconds <= 0:
         _fail("extend: SECONDS must be more than 0")
@@ -106,7 +106,7 @@ def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
          lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
-    from proctui import control
+    from proctui.frontends import control
 
     _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
 
@@ -116,7 +116,7 @@ def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
 def down(file: Path | None, run_dir: Path | None) -> None:
     """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
     proctui run would have."""
-    from proctui import control
+    from proctui.frontends import control
 
     _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run())
 
@@ -128,6 +128,6 @@ def down(file: Path | None, run_dir: Path | None) -> None:
 def attach(file: Path | None, run_dir: Path | None, refresh: float | None) -> None:
     """Open the console on a running supervisor. d detaches (everything goes on); q asks
     whether to detach or stop everything."""
-    from proctui import control
+    from proctui.frontends import control
 
     _control(file, run_dir, lambda conn: control.attach(conn, refresh))

@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from proctui import demo
-from proctui.console.app import ProctuiApp
-from proctui.console.dialogs import AskScreen
-from proctui.console.keys import hint
 from proctui.core.supervisor import Supervisor
+from proctui.frontends.console.app import ProctuiApp
+from proctui.frontends.console.dialogs import AskScreen
+from proctui.frontends.console.keys import hint
 
 SIZE = (120, 34)
 
@@ -79,7 +79,7 @@ async def quitting_flow(out: Path) -> None:
 
 def timeline(sup: Supervisor, out: Path) -> None:
     """The quit just played, as `proctui timeline -o` draws it from the journal."""
-    from proctui import timeline as pictures
+    from proctui.frontends import timeline as pictures
 
     path = out / "timeline.svg"
     picture = pictures.build(sup.journal())
@@ -107,7 +107,7 @@ async def attached_flow(out: Path) -> None:
     """The demo under a supervisor of its own, a console attached over the socket, q."""
     import tempfile
 
-    from proctui.core.rundir import RunDir
+    from proctui.core.store.rundir import RunDir
     from proctui.remote.client import Connection, RemoteCore
     from proctui.remote.server import Server
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from proctui.config import ProcessSpec
-from proctui.core.events import EventQueue, Notice
-from proctui.core.lines import Stream
-from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import Outcome
-from proctui.core.rundir import RunDir
+from proctui.core.life.outcome import Outcome
+from proctui.core.os.oslayer import OSLayer
+from proctui.core.output.events import EventQueue, Notice
+from proctui.core.output.lines import Stream
+from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
 

@@ -7,10 +7,10 @@ import concurrent.futures
 from collections.abc import Callable
 from dataclasses import replace
 
+from proctui.core.life.outcome import Outcome, OutcomeKind, Who
 from proctui.core.life.stages import Why
-from proctui.core.lines import OutputBuffer, Stream
-from proctui.core.machine import DeadlineAction, Phase
-from proctui.core.outcome import Outcome, OutcomeKind, Who
+from proctui.core.life.stop import DeadlineAction, Phase
+from proctui.core.output.lines import OutputBuffer, Stream
 from proctui.core.view import ProcessView, Reply, Usage
 
 NOW = 10_000.0
@@ -223,6 +223,6 @@ def usage(pgids) -> dict[int, Usage]:  # type: ignore[no-untyped-def]
 
 
 def app(views: list[ProcessView], hint: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
-    from proctui.console.app import ProctuiApp
+    from proctui.frontends.console.app import ProctuiApp
 
     return ProctuiApp(FakeCore(views), clock=lambda: NOW, usage=usage, hint=hint)

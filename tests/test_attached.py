@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.console.app import ProctuiApp
-from proctui.console.dialogs import AskScreen, LeaveScreen
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
-from proctui.core.rundir import RunDir
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
+from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
+from proctui.frontends.console.app import ProctuiApp
+from proctui.frontends.console.dialogs import AskScreen, LeaveScreen
 from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.server import Server
 from tests.children import POLITE, STUBBORN

@@ -261,7 +261,7 @@ def test_bom_realtime_signals_and_symlinked_names_are_accepted(tmp_path):
     assert a.stop_signal == signal.SIGRTMIN + 3
     assert b.stop_signal == signal.SIGRTMAX - 1
     assert hidden.name == ".hidden" and hidden.stop_signal == signal.SIGUSR1
-    from proctui.core.outcome import signal_name
+    from proctui.core.life.outcome import signal_name
 
     assert signal_name(a.stop_signal) == "SIGRTMIN+3"
 

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.console.app import ProctuiApp
-from proctui.console.dialogs import AskScreen, ConfirmScreen
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
 from proctui.core.supervisor import Supervisor
+from proctui.frontends.console.app import ProctuiApp
+from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec
 
@@ -200,7 +200,7 @@ async def test_enter_and_escape_never_kill_or_abandon(key):
 
 
 async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so(monkeypatch):
-    from proctui.console import dialogs
+    from proctui.frontends.console import dialogs
 
     assert dialogs.ARMING == 0.5
     # Longer here, so that a busy machine cannot arm it before the keys below arrive.
@@ -301,7 +301,7 @@ async def test_the_question_names_the_process_pid_and_time_at_every_size(size):
 # -- everything within reach ----------------------------------------------------------------
 
 async def test_help_lists_every_key():
-    from proctui.console.keys import DIALOG, MAIN
+    from proctui.frontends.console.keys import DIALOG, MAIN
 
     async with console([pyspec("web", POLITE)], size=(100, 60)) as (app, pilot, _sup):
         await pilot.press("question_mark")
@@ -338,8 +338,8 @@ async def test_twenty_processes_the_table_scrolls_and_the_grid_pages(size):
 async def test_the_key_bar_and_hint_never_cut_a_word(size):
     sup = Supervisor([pyspec("web", POLITE)], interactive=True)
     sup.start()
-    from proctui.console.keys import bar_items, hint
     from proctui.demo import HINT
+    from proctui.frontends.console.keys import bar_items, hint
 
     app = ProctuiApp(sup, hint=hint("demo", HINT))
     try:
@@ -536,7 +536,7 @@ async def test_the_console_never_signals_a_process_itself(monkeypatch):
 # -- processes that speak -----------------------------------------------------------------
 
 async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
-    from proctui.console.dialogs import TimelineScreen
+    from proctui.frontends.console.dialogs import TimelineScreen
     from tests.children import SLOW
 
     specs = [pyspec("db", POLITE), pyspec("web", SLOW.format(seconds=1.5),
@@ -561,8 +561,8 @@ async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
 def test_ages_change_each_second_then_each_ten_then_each_minute():
     """What an idle console shows changes as rarely as the words allow: its clock ticks
     at the finest step shown anywhere (each tick redraws every row)."""
-    from proctui.console.render import quantum
-    from proctui.words import duration
+    from proctui.frontends.console.render import quantum
+    from proctui.frontends.words import duration
     from tests import fake_core
 
     assert [duration(s) for s in (0, 9.9, 10, 19.9, 47, 59.9, 60, 3599, 3600)] == \

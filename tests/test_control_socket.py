@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind, Reason
-from proctui.core.rundir import RunDir
+from proctui.core.life.outcome import OutcomeKind, Reason
+from proctui.core.life.stop import Phase
+from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import Fault

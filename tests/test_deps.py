@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from proctui.config import ConfigError, DependCondition, OnTimeout, ReadyCheck, parse_toml
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
 from tests.children import POLITE, SLOW, STUBBORN
 from tests.conftest import pyspec, spec, wait_until
 

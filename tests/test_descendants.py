@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from proctui.config import RestartPolicy
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
 from tests.conftest import alive, pyspec, spec, wait_until
 
 # Prints its pid, then lives on; started with an empty environment, so it carries no

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from proctui import export_systemd as systemd
 from proctui.config import ConfigError, load, parse_toml
+from proctui.export import systemd, words
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 needs_verify = pytest.mark.skipif(
@@ -328,7 +328,7 @@ def test_exec_start_quoting_reads_back_as_the_path(tmp_path: Path) -> None:
     program.chmod(0o755)
     unit = tmp_path / "units" / "odd.service"
     unit.parent.mkdir()
-    line = systemd.exec_line([str(program), "a b", "$X"])
+    line = words.exec_line([str(program), "a b", "$X"])
     assert line == f'@"{tmp_path}/we ird 100%% $dir/prog" "{tmp_path}/we ird 100%% $$dir/prog" ' \
                    '"a b" $$X'
     unit.write_text(f"[Service]\nExecStart={line}\n")
@@ -372,20 +372,20 @@ def test_a_prefix_that_cannot_start_a_unit_name_is_bad_input(project: Path) -> N
 
 
 def test_quoting_rules() -> None:
-    assert systemd.exec_word("/bin/sleep") == "/bin/sleep"
-    assert systemd.exec_word("a b") == '"a b"'
-    assert systemd.exec_word("$HOME") == "$$HOME"
-    assert systemd.exec_word("50%") == "50%%"
-    assert systemd.exec_word("") == '""'
-    assert systemd.exec_word(";") == '";"'  # a lone ; would end the command
-    assert systemd.exec_word("a\nb") == '"a\\nb"'
-    assert systemd.exec_line(["-x", "y"]) == '"-x" y'  # not the ignore-failure prefix
-    assert systemd.environment_word("K", 'v "$x" 5%\\') == '"K=v \\"$x\\" 5%%\\\\"'
-    assert systemd.unit_name("web 1/ä") == "proctui-web\\x201\\x2f\\xc3\\xa4.service"
-    assert systemd.seconds_value(0) == "1us"  # 0 is "no timeout" to systemd
-    assert systemd.seconds_value(2.5) == "2.5"
-    assert systemd.signal_value(int(signal.SIGRTMIN) + 3) == "SIGRTMIN+3"  # systemd reads it
-    assert systemd.signal_value(signal.SIGINT) == "SIGINT"
+    assert words.exec_word("/bin/sleep") == "/bin/sleep"
+    assert words.exec_word("a b") == '"a b"'
+    assert words.exec_word("$HOME") == "$$HOME"
+    assert words.exec_word("50%") == "50%%"
+    assert words.exec_word("") == '""'
+    assert words.exec_word(";") == '";"'  # a lone ; would end the command
+    assert words.exec_word("a\nb") == '"a\\nb"'
+    assert words.exec_line(["-x", "y"]) == '"-x" y'  # not the ignore-failure prefix
+    assert words.environment_word("K", 'v "$x" 5%\\') == '"K=v \\"$x\\" 5%%\\\\"'
+    assert words.unit_name("web 1/ä") == "proctui-web\\x201\\x2f\\xc3\\xa4.service"
+    assert words.seconds_value(0) == "1us"  # 0 is "no timeout" to systemd
+    assert words.seconds_value(2.5) == "2.5"
+    assert words.signal_value(int(signal.SIGRTMIN) + 3) == "SIGRTMIN+3"  # systemd reads it
+    assert words.signal_value(signal.SIGINT) == "SIGINT"
 
 
 def test_the_backoff_is_the_cores() -> None:
@@ -396,7 +396,7 @@ def test_the_backoff_is_the_cores() -> None:
 
 
 def test_the_module_imports_no_frontend() -> None:
-    code = ("import sys, proctui.export_systemd; "
+    code = ("import sys, proctui.export.systemd; "
             "print(sorted(m for m in sys.modules if m.startswith(('textual', 'proctui.core'))))")
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ}).stdout

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from proctui.config import ConfigError, load_procfile, parse_toml
-from proctui.console.render import ansi_text
-from proctui.core.lines import LineSplitter
-from proctui.core.text import clean
+from proctui.core.output.lines import LineSplitter
+from proctui.core.output.text import clean
+from proctui.frontends.console.render import ansi_text
 
 KEYS = ["cmd", "shell", "cwd", "env", "env_file", "stop_timeout", "kill_timeout",
         "on_timeout", "stop_signal", "extend_step", "restart", "scrollback",
@@ -162,7 +162,7 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
     import socket
     import time
 
-    from proctui.core.outcome import OutcomeKind
+    from proctui.core.life.outcome import OutcomeKind
     from tests.conftest import Harness, pyspec
 
     # The run's own process sends seeded random messages (acted on); the test then sends
@@ -214,7 +214,7 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
                                  st.text("0123456789²³¹٣߁੧", max_size=25))),
              max_size=6).map(lambda kv: "\n".join(f"{k}={v}" for k, v in kv).encode())))
 def test_the_notify_parser_never_raises_and_bounds_every_number(data):
-    from proctui.core.notify import NUMBERS, Message, parse
+    from proctui.core.speak.notify import NUMBERS, Message, parse
 
     got = parse(data)
     if isinstance(got, str):
@@ -242,7 +242,7 @@ JSONISH = st.recursive(
 @settings(max_examples=500, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), JSONISH, max_size=6))
 def test_any_journal_entry_encodes_to_one_ascii_line_of_json(data):
-    from proctui.core.journal import encode
+    from proctui.core.store.journal import encode
 
     line = encode({"t": 1.0, "wall": 2.0, "kind": "x", **data})
     assert line.endswith(b"\n") and line.count(b"\n") == 1 and line.isascii()
@@ -295,8 +295,8 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
     import socket
     import time
 
-    from proctui.core.machine import Phase
-    from proctui.core.rundir import RunDir
+    from proctui.core.life.stop import Phase
+    from proctui.core.store.rundir import RunDir
     from proctui.core.supervisor import Supervisor
     from proctui.protocol import commands
     from proctui.remote.client import Connection

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from proctui.core.events import EventQueue
+from proctui.core.output.events import EventQueue
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner
-from proctui.printer import Printer
+from proctui.frontends.headless import HeadlessRunner
+from proctui.frontends.printer import Printer
 from tests.conftest import processes_with_token, spec, wait_until
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proctui.core.rundir import RunDir
+from proctui.core.store.rundir import RunDir
 from tests.children import POLITE, SLOW, STUBBORN
 from tests.conftest import PY, alive, wait_until
 from tests.terminal import Pty

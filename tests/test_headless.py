@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from proctui.core.events import EventQueue
+from proctui.core.output.events import EventQueue
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner
-from proctui.printer import Printer, use_colour
+from proctui.frontends.headless import HeadlessRunner
+from proctui.frontends.printer import Printer, use_colour
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, UnkillableOS, alive, pyspec, wait_until
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from proctui.core import journal as journal_mod
-from proctui.core.journal import Journal
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.store import journal as journal_mod
+from proctui.core.store.journal import Journal
 from tests.conftest import pyspec
 
 
@@ -160,9 +160,9 @@ def test_coalesced_extensions_are_passed_on_before_the_deadline():
     import asyncio
     import time
 
-    from proctui.core import machine as m
-    from proctui.core.notify import Message
-    from proctui.core.readiness import EXTEND_GRAIN, Checks
+    from proctui.core.life import stop as m
+    from proctui.core.speak.notify import Message
+    from proctui.core.speak.readiness import EXTEND_GRAIN, Checks
 
     class FakeRun:
         def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -207,7 +207,7 @@ def test_every_kind_the_core_writes_is_one_of_the_fixed_set(tmp_path):
     import subprocess
     import sys
 
-    from proctui.core.kinds import Kind
+    from proctui.core.store.kinds import Kind
 
     got = subprocess.run([sys.executable, "-m", "proctui", "demo", "--headless", "--stop-after",
                           "2", "--run-dir", str(tmp_path / "run")], capture_output=True,

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from proctui.core.outcome import OutcomeKind
-from proctui.core.pidfile import PidRecord
-from proctui.core.procfs import boot_id, read_cmdline, read_stat
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.os.procfs import boot_id, read_cmdline, read_stat
+from proctui.core.store.pidfile import PidRecord
 from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
 
 

@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.core import machine as m
-from proctui.core.machine import DeadlineAction, Phase, Policy
-from proctui.core.outcome import EndKind, Reason, Who
+from proctui.core.life import stop as m
+from proctui.core.life.outcome import EndKind, Reason, Who
+from proctui.core.life.stop import DeadlineAction, Phase, Policy
 
 T0 = 1000.0
 

@@ -14,8 +14,8 @@ import socket
 import pytest
 
 from proctui.config import ReadyCheck, RestartPolicy
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
 from tests.conftest import pyspec, spec, wait_until
 
 NOTIFY = ("import os,socket\n"

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from proctui.config import ReadyCheck
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
 from tests.conftest import pyspec, spec, wait_until
 
 SENDER = ("import os, socket, time\n"
@@ -176,7 +176,7 @@ def test_a_flood_from_an_outsider_does_not_delay_a_victims_sigkill(harness):
 
 
 def test_senders_are_judged_from_the_cache_and_tree_walks_are_rationed():
-    from proctui.core.senders import STRANGER_FOR, WALK_EVERY, Judged, Senders
+    from proctui.core.speak.senders import STRANGER_FOR, WALK_EVERY, Judged, Senders
 
     now = [100.0]
     owners: dict[tuple[int, int], str] = {}
@@ -234,7 +234,7 @@ def test_an_errno_stream_keeps_the_status_short_and_costs_no_deadline(harness):
 
 
 def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
-    from proctui.core.speech import MAX_STATUS, status_line
+    from proctui.core.speak.speech import MAX_STATUS, status_line
 
     assert len(status_line("x" * 4000, None)) == MAX_STATUS
     line = ""
@@ -280,7 +280,7 @@ def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
 
 
 def test_a_sender_outside_proctuis_tree_costs_no_walk():
-    from proctui.core.senders import Judged, Senders, outside_tree
+    from proctui.core.speak.senders import Judged, Senders, outside_tree
 
     parents = {50: 40, 40: 1, 60: 10, 70: 60, 80: 999}  # 10 is proctui
     assert outside_tree(50, 10, parents.get)

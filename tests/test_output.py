@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from proctui.core.events import Dropped, EventQueue, Output
-from proctui.core.lines import LineSplitter, OutputBuffer, Stream
+from proctui.core.output.events import Dropped, EventQueue, Output
+from proctui.core.output.lines import LineSplitter, OutputBuffer, Stream
 from proctui.core.supervisor import Supervisor
 from tests.conftest import pyspec, spec, wait_until
 

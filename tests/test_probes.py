@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from proctui.config import ReadyCheck
-from proctui.core.outcome import OutcomeKind
+from proctui.core.life.outcome import OutcomeKind
 from tests.conftest import processes_with_token, pyspec, spec, wait_until
 
 MARK = "proctui-probe-that-hangs"

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from proctui.core.machine import Phase
+from proctui.core.life.stop import Phase
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
 from tests.test_detach import proctui, toml_str

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from proctui.config import RestartPolicy
-from proctui.core.machine import Phase
-from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import OutcomeKind, exit_status_for
-from proctui.core.rundir import RunDir
+from proctui.core.life.outcome import OutcomeKind, exit_status_for
+from proctui.core.life.stop import Phase
+from proctui.core.os.oslayer import OSLayer
+from proctui.core.store.rundir import RunDir
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, pyspec, spec, wait_until
 from tests.test_hangup import OnPty, handles_term
@@ -260,7 +260,7 @@ def test_pid_file_edited_or_deleted_during_the_run(harness, run_dir):
 
 
 def test_run_dir_owned_by_another_user_is_refused(tmp_path):
-    from proctui.core.rundir import RunDir, RunDirError
+    from proctui.core.store.rundir import RunDir, RunDirError
 
     if os.getuid() != 0:
         pytest.skip("needs root to give a directory away")

@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from proctui.core.events import Notice
-from proctui.core.outcome import OutcomeKind
-from proctui.core.procfs import boot_id, read_cmdline, read_stat
-from proctui.core.rundir import PidRecord, RunDir, RunDirError
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.os.procfs import boot_id, read_cmdline, read_stat
+from proctui.core.output.events import Notice
+from proctui.core.store.rundir import PidRecord, RunDir, RunDirError
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec, wait_until
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind
-from proctui.core.procfs import read_stat
-from proctui.core.rundir import RunDir, RunDirError
+from proctui.core.life.outcome import OutcomeKind
+from proctui.core.life.stop import Phase
+from proctui.core.os.procfs import read_stat
+from proctui.core.store.rundir import RunDir, RunDirError
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec, spec, wait_until
 from tests.test_rundir import foreign, record_for

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from proctui.console.keys import hint
 from proctui.demo import HINT
+from proctui.frontends.console.keys import hint
 from tests import fake_core
 
 SIZES = {"120x30": (120, 30), "80x24": (80, 24), "60x15": (60, 15)}

@@ -10,9 +10,9 @@ import time
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.core.machine import Phase
-from proctui.core.outcome import OutcomeKind, exit_status_for
-from proctui.core.procfs import read_stat
+from proctui.core.life.outcome import OutcomeKind, exit_status_for
+from proctui.core.life.stop import Phase
+from proctui.core.os.procfs import read_stat
 from tests.children import POLITE, SLOW, STUBBORN
 from tests.conftest import PY, DeniedOS, UnkillableOS, alive, pyspec, spec, wait_until
 

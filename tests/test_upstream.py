@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from proctui.upstream import Upstream
+from proctui.frontends.upstream import Upstream
 from tests.children import SLOW
 from tests.conftest import PY, processes_with_token, wait_until
 from tests.test_detach import toml_str

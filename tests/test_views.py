@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from proctui.core.machine import DeadlineAction, Phase
+from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
 from tests.conftest import spec

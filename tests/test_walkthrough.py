@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from proctui import demo
-from proctui.console.app import ProctuiApp
-from proctui.console.dialogs import AskScreen
-from proctui.console.keys import hint, readme_table
 from proctui.core.supervisor import Supervisor
+from proctui.frontends.console.app import ProctuiApp
+from proctui.frontends.console.dialogs import AskScreen
+from proctui.frontends.console.keys import hint, readme_table
 from tests.test_console import screen, until
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -56,4 +56,4 @@ async def test_the_readme_walkthrough_gives_the_outcomes_it_promises():
 
 def test_the_readme_key_table_is_the_key_table():
     """The README's table of keys is the console's own, generated from its bindings."""
-    assert readme_table() in README.read_text(), "run: python -m proctui.console.keys"
+    assert readme_table() in README.read_text(), "run: python -m proctui.frontends.console.keys"

@@ -15,9 +15,7 @@ import time
 import pytest
 
 from proctui.config import parse_signal
-from proctui.core.events import EventQueue
-from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import (
+from proctui.core.life.outcome import (
     EndKind,
     ExitStatus,
     OutcomeKind,
@@ -25,9 +23,11 @@ from proctui.core.outcome import (
     RunRecord,
     describe,
 )
+from proctui.core.os.oslayer import OSLayer
+from proctui.core.output.events import EventQueue
 from proctui.core.supervisor import Supervisor
-from proctui.headless import HeadlessRunner
-from proctui.printer import Printer
+from proctui.frontends.headless import HeadlessRunner
+from proctui.frontends.printer import Printer
 from tests.children import POLITE
 from tests.conftest import alive, processes_with_token, pyspec, spec, wait_until
 
@@ -158,7 +158,7 @@ def status(state: str = "S (sleeping)", pnd: int = 0, shd: int = 0, blk: int = 0
 
 
 def test_a_pending_lethal_signal_is_told_apart_from_one_that_will_never_act():
-    from proctui.core.procfs import dying, dying_by_status
+    from proctui.core.os.procfs import dying, dying_by_status
 
     term, chld = 1 << (signal.SIGTERM - 1), 1 << (signal.SIGCHLD - 1)
     assert dying_by_status(status(shd=term))  # sent to the group, not acted on yet

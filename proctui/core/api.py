@@ -16,9 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Protocol
 
+from proctui.core.life.outcome import Outcome, Who
 from proctui.core.life.stages import Why
-from proctui.core.lines import OutputBuffer
-from proctui.core.outcome import Outcome, Who
+from proctui.core.output.lines import OutputBuffer
 from proctui.core.view import ProcessView, Reply
 
 

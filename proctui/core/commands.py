@@ -6,12 +6,12 @@ or why nothing did, in words a frontend can show as they are."""
 from __future__ import annotations
 
 from proctui.core.engine import Engine
-from proctui.core.kinds import Kind
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Stage, Why
+from proctui.core.life.outcome import Who, setting
 from proctui.core.life.words import not_running
-from proctui.core.outcome import Who, setting
 from proctui.core.process import Managed
+from proctui.core.store.kinds import Kind
 from proctui.core.view import Action, Reply
 
 

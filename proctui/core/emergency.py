@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from proctui.config import ProcessSpec
-from proctui.core import machine as m
-from proctui.core.machine import Phase, Policy
-from proctui.core.oslayer import OSLayer
+from proctui.core.life import stop as m
+from proctui.core.life.stop import Phase, Policy
+from proctui.core.os.oslayer import OSLayer
 
 LOOK_EVERY = 0.05  # seconds between looks at the groups
 

@@ -14,8 +14,8 @@ import errno
 import time
 from typing import TYPE_CHECKING
 
-from proctui.core import machine as m
-from proctui.core.outcome import EndKind, ExitStatus, RunRecord, describe, pids_phrase
+from proctui.core.life import stop as m
+from proctui.core.life.outcome import EndKind, ExitStatus, RunRecord, describe, pids_phrase
 
 if TYPE_CHECKING:
     from proctui.core.run import Run

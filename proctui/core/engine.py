@@ -13,26 +13,26 @@ from dataclasses import replace
 from functools import partial
 
 from proctui.config import ProcessSpec
-from proctui.core import recovery
-from proctui.core.deps import Deps
-from proctui.core.events import EventQueue
-from proctui.core.housekeeping import Housekeeping
-from proctui.core.journal import Journal
-from proctui.core.kinds import Kind
 from proctui.core.life import machine as life
 from proctui.core.life.inbox import Inbox
-from proctui.core.lineage import Lineage
-from proctui.core.lines import Stream
-from proctui.core.logfiles import LogFile, open_logs_dir
-from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import Outcome, OutcomeKind
-from proctui.core.pidfiles import PidFiles
+from proctui.core.life.outcome import Outcome, OutcomeKind
+from proctui.core.os.housekeeping import Housekeeping
+from proctui.core.os.lineage import Lineage
+from proctui.core.os.oslayer import OSLayer
+from proctui.core.os.procfs import ProcStat
+from proctui.core.output.events import EventQueue
+from proctui.core.output.lines import Stream
+from proctui.core.output.text import visible
 from proctui.core.process import Managed
-from proctui.core.procfs import ProcStat
 from proctui.core.run import RUN_TOKEN_VAR, Run
-from proctui.core.rundir import RunDir
-from proctui.core.speech import Heard, Speech
-from proctui.core.text import visible
+from proctui.core.speak.deps import Deps
+from proctui.core.speak.speech import Heard, Speech
+from proctui.core.store import recovery
+from proctui.core.store.journal import Journal
+from proctui.core.store.kinds import Kind
+from proctui.core.store.logfiles import LogFile, open_logs_dir
+from proctui.core.store.pidfiles import PidFiles
+from proctui.core.store.rundir import RunDir
 from proctui.core.view import Usage
 
 

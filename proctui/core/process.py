@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 
 from proctui.config import ProcessSpec
-from proctui.core.leftovers import Verdict
 from proctui.core.life.machine import Life, Stage
-from proctui.core.lines import OutputBuffer
-from proctui.core.logfiles import LogFile
-from proctui.core.machine import DeadlineAction, Phase
-from proctui.core.outcome import Outcome, signal_name
-from proctui.core.pidfile import PidRecord
+from proctui.core.life.outcome import Outcome, signal_name
+from proctui.core.life.stop import DeadlineAction, Phase
+from proctui.core.output.lines import OutputBuffer
 from proctui.core.run import Run
+from proctui.core.store.leftovers import Verdict
+from proctui.core.store.logfiles import LogFile
+from proctui.core.store.pidfile import PidRecord
 from proctui.core.view import ProcessView, Usage
 
 

@@ -20,15 +20,9 @@ from dataclasses import replace
 from typing import Protocol
 
 from proctui.config import ProcessSpec
-from proctui.core import machine as m
 from proctui.core.ending import POLL_STOPPING, EndWatch
-from proctui.core.group import Escapee, Group
-from proctui.core.kinds import Kind
-from proctui.core.lines import OutputBuffer
-from proctui.core.logfiles import LogFile
-from proctui.core.machine import Phase, Policy
-from proctui.core.oslayer import OSLayer
-from proctui.core.outcome import (
+from proctui.core.life import stop as m
+from proctui.core.life.outcome import (
     EndKind,
     ExitStatus,
     Outcome,
@@ -37,8 +31,14 @@ from proctui.core.outcome import (
     Who,
     signal_name,
 )
-from proctui.core.pipes import Pipes
-from proctui.core.procfs import ProcStat
+from proctui.core.life.stop import Phase, Policy
+from proctui.core.os.group import Escapee, Group
+from proctui.core.os.oslayer import OSLayer
+from proctui.core.os.procfs import ProcStat
+from proctui.core.output.lines import OutputBuffer
+from proctui.core.output.pipes import Pipes
+from proctui.core.store.kinds import Kind
+from proctui.core.store.logfiles import LogFile
 
 RUN_TOKEN_VAR = "PROCTUI_RUN"  # set in each child's environment, one value per run
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from proctui.core.outcome import Outcome, exit_status_for
+from proctui.core.life.outcome import Outcome, exit_status_for
 from proctui.core.view import ProcessView
 
 JOURNAL_TAIL = 200  # entries of the journal carried in each snapshot

@@ -18,22 +18,23 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
-from itertools import islice
 from typing import TypeVar
 
 from proctui.config import ProcessSpec
 from proctui.core.commands import Commands
 from proctui.core.doorbell import Doorbell
 from proctui.core.engine import Engine
-from proctui.core.events import EventQueue
-from proctui.core.kinds import Kind
 from proctui.core.life.machine import Why
-from proctui.core.lines import OutputBuffer
-from proctui.core.machine import Phase
-from proctui.core.outcome import Outcome, Who
+from proctui.core.life.outcome import Outcome, Who
+from proctui.core.life.stop import Phase
+from proctui.core.os.oslayer import raise_fd_limit
+from proctui.core.output.events import EventQueue
+from proctui.core.output.lines import OutputBuffer
 from proctui.core.process import Managed
-from proctui.core.rundir import RunDir
-from proctui.core.snapshot import JOURNAL_TAIL, CoreSnapshot
+from proctui.core.publish import Facts, Publisher
+from proctui.core.snapshot import CoreSnapshot
+from proctui.core.store.kinds import Kind
+from proctui.core.store.rundir import RunDir
 from proctui.core.view import Action, ProcessView, Reply
 
 T = TypeVar("T")
@@ -51,7 +52,7 @@ class Supervisor:
         events: EventQueue | None = None,
         leftover_defaults: ProcessSpec | None = None,
     ) -> None:
-        from proctui.core.oslayer import OSLayer
+        from proctui.core.os.oslayer import OSLayer
 
         self.specs = tuple(specs)
         self.run_dir = run_dir
@@ -62,13 +63,9 @@ class Supervisor:
         self.crash: str | None = None  # an internal error ended normal supervision
         self._managed: tuple[Managed, ...] = ()
         self._buffers: dict[str, OutputBuffer] = {}
-        self._seq = 0
-        # Written on the core thread only; readers take self._snapshot, swapped whole.
-        self._views: list[ProcessView] = []
-        self._index: dict[int, int] = {}  # id(Managed) -> its place in _views
-        self._outcomes: list[tuple[str, Outcome]] = []
-        self._outcome_counts: dict[int, int] = {}
-        self._snapshot = CoreSnapshot()
+        self._bell = Doorbell()
+        # Written on the core thread only; readers take its snapshot, swapped whole.
+        self._pub = Publisher(self._facts, self._bell.ring)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._engine: Engine | None = None
         self._commands: Commands | None = None
@@ -80,7 +77,6 @@ class Supervisor:
         # Set from any thread (a signal handler too) before the core may have started:
         # the engine reads it before each launch at start-up, so nothing starts.
         self._stop_asked = threading.Event()
-        self._bell = Doorbell()
         self._usage_wanted = 0
 
     # -- life of the core thread --------------------------------------------------------
@@ -92,7 +88,7 @@ class Supervisor:
         # processes that adds up to seconds. A shorter interval hands it back sooner.
         sys.setswitchinterval(SWITCH_INTERVAL)
         self.os.become_subreaper()
-        _raise_fd_limit(len(self.specs))
+        raise_fd_limit(len(self.specs))
         self._thread = threading.Thread(target=self._thread_main, name="proctui-core",
                                         daemon=True)
         self._thread.start()
@@ -116,9 +112,9 @@ class Supervisor:
         engine = Engine(self.specs, os_layer=self.os, run_dir=self.run_dir,
                         interactive=self.interactive, events=self.events,
                         leftover_defaults=self.leftover_defaults,
-                        publish=self._publish, added=self._added, poke=self._bell.ring,
+                        publish=self._pub.publish, added=self._added, poke=self._bell.ring,
                         stop_asked=self._stop_asked)
-        engine.republish = self._swap
+        engine.republish = self._pub.swap
         self._engine = engine
         self._commands = Commands(engine)
         try:
@@ -183,38 +179,17 @@ class Supervisor:
 
     # -- publication (on the core thread) -------------------------------------------------
 
-    def _publish(self, m: Managed) -> None:
-        self._seq += 1
-        m.view = m.build_view(self._seq)
-        where = self._index.get(id(m))
-        if where is not None:
-            self._views[where] = m.view
-        seen = self._outcome_counts.get(id(m), 0)
-        if len(m.outcomes) > seen:
-            self._outcomes.extend((m.name, o) for o in m.outcomes[seen:])
-            self._outcome_counts[id(m)] = len(m.outcomes)
-        self._swap()
-        self._bell.ring()
-
-    def _swap(self) -> None:
-        """Build the next snapshot from what the core holds and publish it."""
+    def _facts(self) -> Facts:
         engine = self._engine
-        crash = self.crash
-        all_ended = engine is not None and engine.all_done.is_set()
-        journal = engine.journal.entries if engine is not None else ()
-        tail = tuple(islice(reversed(journal), JOURNAL_TAIL))[::-1]
-        self._snapshot = CoreSnapshot(
-            seq=self._seq, views=tuple(self._views), outcomes=tuple(self._outcomes),
-            strays=tuple(engine.strays) if engine is not None else (),
-            all_ended=all_ended, shutting_down=self._shutdown_requested, crash=crash,
-            journal_tail=tail)
+        if engine is None:
+            return Facts(False, (), self._shutdown_requested, self.crash, ())
+        return Facts(engine.all_done.is_set(), tuple(engine.strays), self._shutdown_requested,
+                     self.crash, engine.journal.entries)
 
     def _added(self, m: Managed) -> None:
         self._buffers[m.name] = m.buffer
         self._managed = (*self._managed, m)
-        self._index[id(m)] = len(self._views)
-        self._views.append(m.view)
-
+        self._pub.added(m)
 
     # -- the thread-safe command API ----------------------------------------------------
 
@@ -349,10 +324,10 @@ class Supervisor:
 
     def snapshot(self) -> CoreSnapshot:
         """Everything a frontend may read, frozen (swapped whole after each change)."""
-        return self._snapshot
+        return self._pub.snapshot
 
     def views(self) -> list[ProcessView]:
-        return list(self._snapshot.views)
+        return list(self._pub.snapshot.views)
 
     def buffer(self, name: str) -> OutputBuffer:
         return self._buffers[name]
@@ -363,7 +338,7 @@ class Supervisor:
         re-arms the listeners (see listen)."""
         self._bell.rearm()
         engine = self._engine
-        return self._snapshot.seq + (engine.output_count if engine is not None else 0)
+        return self._pub.snapshot.seq + (engine.output_count if engine is not None else 0)
 
     def listen(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the core's thread; it must only schedule work) when
@@ -377,7 +352,7 @@ class Supervisor:
             return False
         if self._thread is not None and not self._thread.is_alive():
             return True  # the core is gone (after an emergency stop): nothing to wait for
-        snap = self._snapshot
+        snap = self._pub.snapshot
         if snap.all_ended:
             return True
         # After an internal error a run may never finish its bookkeeping: then it is
@@ -387,11 +362,11 @@ class Supervisor:
 
     def outcomes(self) -> list[tuple[str, Outcome]]:
         """Every run's outcome so far, in order, named."""
-        return list(self._snapshot.outcomes)
+        return list(self._pub.snapshot.outcomes)
 
     def final(self) -> list[tuple[str, Outcome | None]]:
         """Each process's last outcome (None: it never started)."""
-        return self._snapshot.final()
+        return self._pub.snapshot.final()
 
     def journal(self) -> list[dict[str, object]]:
         """This run's journal so far (for the timeline): copied on the core's thread,
@@ -402,27 +377,12 @@ class Supervisor:
         try:
             return self._submit(lambda: list(engine.journal.entries)).result(timeout=5)
         except Exception:
-            return list(self._snapshot.journal_tail)
+            return list(self._pub.snapshot.journal_tail)
 
     def strays(self) -> list[int]:
         """Processes left behind that no run could be proven to own."""
-        return list(self._snapshot.strays)
+        return list(self._pub.snapshot.strays)
 
     def exit_status(self) -> int:
-        status = self._snapshot.exit_status
+        status = self._pub.snapshot.exit_status
         return max(status, 1) if self.crash else status
-
-
-def _raise_fd_limit(processes: int) -> None:
-    """Each process costs three descriptors (two pipes and a pidfd): raise the soft limit
-    when a big config needs it."""
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        need = processes * 6 + 64  # two pipes, a pidfd, a notify socket, and some
-        if soft != resource.RLIM_INFINITY and soft < need:
-            new = need if hard == resource.RLIM_INFINITY else min(need, hard)
-            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
-    except (ImportError, ValueError, OSError):
-        pass

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from proctui.core.machine import DeadlineAction, Phase
-from proctui.core.outcome import Outcome
+from proctui.core.life.outcome import Outcome
+from proctui.core.life.stop import DeadlineAction, Phase
 
 __all__ = ["Action", "DeadlineAction", "Phase", "ProcessView", "Reply", "Usage"]
 

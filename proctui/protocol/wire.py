@@ -11,8 +11,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 from proctui.config.spec import MAX_SECONDS
-from proctui.core.machine import DeadlineAction, Phase
-from proctui.core.outcome import ExitStatus, Outcome, OutcomeKind, Reason, Sent
+from proctui.core.life.outcome import ExitStatus, Outcome, OutcomeKind, Reason, Sent
+from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.view import ProcessView, Usage
 
 # 2: replies carry a fault code, tail and journal replies are pages, ping; the command

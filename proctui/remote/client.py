@@ -13,9 +13,9 @@ from concurrent.futures import Future
 from typing import Any
 
 from proctui.core.doorbell import Doorbell
+from proctui.core.life.outcome import Outcome, Who
 from proctui.core.life.stages import Why
-from proctui.core.lines import OutputBuffer
-from proctui.core.outcome import Outcome, Who
+from proctui.core.output.lines import OutputBuffer
 from proctui.core.view import ProcessView, Reply
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import A

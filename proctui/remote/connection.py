@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from proctui import __version__
-from proctui.core.rundir import RunDirError, check_chain
+from proctui.core.store.rundir import RunDirError, check_chain
 from proctui.core.view import ProcessView
 from proctui.protocol import commands, wire
 from proctui.protocol.commands import A
@@ -63,7 +63,7 @@ class NotAnswering(NoSupervisor):
 def _state(pid: int | None) -> str | None:
     if not pid:
         return None
-    from proctui.core.procfs import read_stat
+    from proctui.core.os.procfs import read_stat
 
     st = read_stat(pid)
     return None if st is None else st.state

@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Callable
 
-from proctui.core.rundir import PID_SUFFIX, RunDir, RunDirError
+from proctui.core.store.rundir import PID_SUFFIX, RunDir, RunDirError
 
 HEAL_EVERY = 0.25  # seconds between two checks (two stat calls; a re-read only on change)
 MAX_PID_FILE = 64 << 10  # bytes: a PID file is a few hundred

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from proctui.core.lines import OutputBuffer
+from proctui.core.output.lines import OutputBuffer
 from proctui.protocol import commands
 from proctui.protocol.replies import JournalPage, TailPage
 

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from proctui import __version__
-from proctui.core.rundir import RunDir
+from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.protocol.replies import encode_reply

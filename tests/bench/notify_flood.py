@@ -114,7 +114,7 @@ def wait_for(predicate, timeout: float, what: str) -> None:
 
 def one(scenario: str, crowd: int) -> tuple[float, float, dict[str, int]]:
     from proctui.config import ProcessSpec
-    from proctui.core.lines import Stream
+    from proctui.core.output.lines import Stream
     from proctui.core.supervisor import Supervisor
 
     def spec(name: str, code: str, *args: str, **kw: object) -> ProcessSpec:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proctui.core.kinds import Kind
 from proctui.core.life.stages import Why
+from proctui.core.store.kinds import Kind
 
 # -- events ---------------------------------------------------------------------------------
 

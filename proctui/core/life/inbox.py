@@ -11,13 +11,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from proctui.core import recovery
-from proctui.core.deps import Deps
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Stage
+from proctui.core.life.outcome import setting
 from proctui.core.life.words import not_running
-from proctui.core.outcome import setting
 from proctui.core.process import Managed
+from proctui.core.speak.deps import Deps
+from proctui.core.store import recovery
 from proctui.core.view import Reply
 
 

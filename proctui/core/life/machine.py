@@ -20,7 +20,6 @@ from dataclasses import replace
 from typing import Any
 
 from proctui.config.spec import RestartPolicy
-from proctui.core.kinds import Kind
 from proctui.core.life.events import (
     AdoptCmd,
     Answer,
@@ -60,6 +59,7 @@ from proctui.core.life.stages import (
     Stage,
     Why,
 )
+from proctui.core.store.kinds import Kind
 
 __all__ = [
     "BACKOFF_MAX",

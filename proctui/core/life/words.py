@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proctui.core.life.machine import Stage
-from proctui.core.outcome import pids_phrase
+from proctui.core.life.outcome import pids_phrase
 from proctui.core.process import Managed
 from proctui.core.view import Reply
 

@@ -1,0 +1,136 @@
+"""What every ``proctui`` command module shares: the click group, the options that read a
+config, and the one-line failure. The commands themselves: cli.py (running),
+cli_control.py (talking to a running supervisor), cli_export.py (export)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from proctui import __version__
+from proctui.config import (
+    Config,
+    ConfigError,
+    OnHangup,
+    OnTimeout,
+    Overrides,
+    load,
+    parse_signal,
+)
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> None:
+    click.echo(f"proctui: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+class Seconds(click.ParamType):
+    """A number of seconds, finite and within the bounds the config file has."""
+
+    name = "seconds"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> float:
+        from proctui.config.values import Where, seconds
+
+        if isinstance(value, float):
+            return value
+        try:
+            number = float(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        try:
+            return seconds(number, None, Where("", None))
+        except ConfigError as e:
+            self.fail(str(e).split(": ", 1)[-1], param, ctx)
+
+
+SECONDS = Seconds()
+
+
+def _overrides(stop_timeout: float | None, kill_timeout: float | None,
+               on_timeout: str | None, stop_signal: str | None) -> Overrides:
+    sig = None
+    if stop_signal is not None:
+        sig = parse_signal(stop_signal, "--stop-signal")
+    return Overrides(
+        stop_timeout=stop_timeout,
+        kill_timeout=kill_timeout,
+        on_timeout=OnTimeout(on_timeout) if on_timeout else None,
+        stop_signal=sig,
+    )
+
+
+def _load(file: Path | None, commands: tuple[str, ...], overrides: Overrides) -> Config:
+    try:
+        return load(file, commands, overrides)
+    except ConfigError as e:
+        _fail(str(e))
+        raise AssertionError("unreachable") from None
+
+
+_file_option = click.option(
+    "-f", "--file", "file", type=click.Path(path_type=Path, dir_okay=True),
+    help="A proctui.toml (by its .toml suffix) or a Procfile. Default: ./proctui.toml, "
+         "else ./Procfile.",
+)
+
+
+def run_options(fn=None, *, with_detach: bool = True):  # type: ignore[no-untyped-def]
+    """The options shared by ``run``, ``up`` and ``demo``."""
+    if fn is None:
+        return lambda f: run_options(f, with_detach=with_detach)
+    options = [
+        click.option("--headless", is_flag=True,
+                     help="Print output lines instead of opening the console (automatic "
+                          "when stdout is not a terminal)."),
+        click.option("--stop-timeout", type=SECONDS, metavar="SECONDS",
+                     help="Seconds from the stop request to the timeout action."),
+        click.option("--kill-timeout", type=SECONDS, metavar="SECONDS",
+                     help="Seconds after SIGKILL before a process is reported unkillable."),
+        click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
+                     help="At the stop deadline: kill, abandon, or ask the operator "
+                          "(headless: ask acts as kill)."),
+        click.option("--stop-signal", metavar="SIGNAL",
+                     help="The stop signal, e.g. TERM, INT, SIGQUIT."),
+        click.option("--stop-after", type=SECONDS, metavar="SECONDS",
+                     help="Stop everything gracefully after SECONDS (for scripts and demos)."),
+        click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
+                     help="Redraw the console at most HZ times a second (default 10); "
+                          "lower it on a slow link."),
+        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
+                     help="Where the lock and PID files live. Default: "
+                          "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
+                          "one per config file or directory."),
+        click.option("--on-hangup", type=click.Choice([h.value for h in OnHangup]),
+                     help="When the console's terminal goes away: stop everything "
+                          "(default), or detach and supervise on (as [defaults] "
+                          "on_hangup)."),
+    ]
+    if with_detach:
+        options.insert(0, click.option(
+            "--detach", is_flag=True,
+            help="Supervise in the background, in a session of its own; returns once "
+                 "every process has started (proctui attach, status, down reach it)."))
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="proctui")
+def cli() -> None:
+    """Run several supervised commands; stop them visibly and steerably.
+
+    \b
+    proctui run                     # ./proctui.toml or ./Procfile
+    proctui run 'web=python -m http.server' 'worker=./work.sh'
+    proctui run --headless -f Procfile
+    proctui check -f proctui.toml
+    proctui up; proctui attach      # supervise in the background; the console on it
+    proctui status; proctui down    # from scripts, and over SSH
+    """

@@ -1,0 +1,192 @@
+"""The run's journal: every fact worth showing later, one JSON object a line, in the run
+directory (journal.jsonl; the previous run's is kept as journal.1.jsonl). Each entry has
+a monotonic time (``t``, comparable within a boot) and a wall time (``wall``). Pictures
+(proctui timeline) and summaries are drawn from it.
+
+A process can talk as fast as it likes; the journal must still tell how its shutdown
+went. So what a process says (notify messages: ``chatter``) is coalesced per process, a
+few entries a second, and may fill only part of the file; the rest is kept for the
+entries that tell what happened (``write``: start, stop, signals, deadlines, decisions,
+outcomes, the end). Memory is bounded in bytes too, and every entry is written as ASCII
+JSON whatever it holds."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from proctui.core.store.kinds import Kind
+from proctui.core.store.rundir import RunDir
+
+NAME = "journal.jsonl"
+PREVIOUS = "journal.1.jsonl"
+MAX_BYTES = 64 << 20  # past this the journal stops growing (and says so once)
+# The last part of the file is kept for the entries that tell what happened (start,
+# stop, signals, deadlines, decisions, outcomes, the end): chatter never gets it.
+RESERVE = 8 << 20
+CHATTER_PER_SECOND = 4  # chatter entries per process and kind; the rest coalesced
+KEPT = 50_000  # entries also kept in memory, for a console's timeline
+MEMORY = 8 << 20  # and at most about this many bytes of them as JSON (some 20 MB live)
+
+Entry = dict[str, object]
+
+
+@dataclass(slots=True)
+class _Chatter:
+    """Chatter of one process and kind within the current second."""
+
+    second: float  # when the current second began
+    written: int = 0
+    skipped: int = 0  # coalesced away since the last entry written
+    pending: Entry | None = None  # the latest of them, written when it matters
+
+
+class Journal:
+    def __init__(self, run_dir: RunDir | None, *, max_bytes: int = MAX_BYTES,
+                 reserve: int = RESERVE, memory: int = MEMORY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.entries: deque[Entry] = deque()
+        self._sizes: deque[int] = deque()
+        self.memory_used = 0
+        self.memory = memory
+        self.max_bytes = max_bytes
+        self.chatter_bytes = max_bytes - reserve
+        self.clock = clock
+        self.fd: int | None = None
+        self.size = 0
+        self.full = False
+        self.chatter_full = False
+        self._chatter: dict[tuple[Kind, str], _Chatter] = {}
+        if run_dir is None or run_dir.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.replace(NAME, PREVIOUS, src_dir_fd=run_dir.fd, dst_dir_fd=run_dir.fd)
+        with contextlib.suppress(OSError):
+            self.fd = run_dir.open_append(NAME)
+        self.path = run_dir.path / NAME
+
+    def write(self, kind: Kind, name: str | None = None, **data: object) -> None:
+        """An entry that tells what happened: always written while the file has room.
+        A process's coalesced chatter comes first, so its last word precedes its stop."""
+        for key in [k for k in self._chatter if name is None or k[1] == name]:
+            self._flush(key)
+        self._put(self._entry(kind, name, data), chatter=False)
+
+    def chatter(self, kind: Kind, name: str, **data: object) -> None:
+        """An entry a process can make as often as it likes (a notify message): a few a
+        second per process are written; of the rest, only the latest is kept, written
+        with the next one or before the process's next entry that matters, and says
+        how many it stands for (``coalesced``)."""
+        now = self.clock()
+        key = (kind, name)
+        c = self._chatter.get(key)
+        if c is None or now - c.second >= 1.0:
+            if c is not None:
+                self._flush(key)
+            c = self._chatter[key] = _Chatter(now)  # a new second
+        entry = self._entry(kind, name, data)
+        if c.written < CHATTER_PER_SECOND:
+            c.written += 1
+            self._put(entry, chatter=True)
+        else:
+            if c.pending is not None:
+                c.skipped += 1
+            c.pending = entry
+
+    def _flush(self, key: tuple[Kind, str]) -> None:
+        """Write the pending entry; the second goes on (a stop does not buy a process
+        a fresh allowance of chatter)."""
+        c = self._chatter.get(key)
+        if c is None or c.pending is None:
+            return
+        if c.skipped:
+            c.pending["coalesced"] = c.skipped
+        entry, c.pending, c.skipped = c.pending, None, 0
+        self._put(entry, chatter=True)
+
+    def _entry(self, kind: Kind, name: str | None, data: dict[str, object]) -> Entry:
+        entry: Entry = {"t": round(self.clock(), 4), "wall": round(time.time(), 3),
+                        "kind": kind}
+        if name is not None:
+            entry["name"] = name
+        entry.update({k: v for k, v in data.items() if v is not None})
+        return entry
+
+    def _put(self, entry: Entry, chatter: bool) -> None:
+        line = encode(entry)
+        self._remember(entry, len(line))
+        if self.fd is None or self.full:
+            return
+        if chatter:
+            if self.chatter_full:
+                return
+            if self.size + len(line) > self.chatter_bytes:
+                self.chatter_full = True
+                entry = {"t": entry["t"], "wall": entry["wall"], "kind": Kind.CHATTER_FULL}
+                line = encode(entry)  # from the reserve, once: from here only what matters
+        elif self.size + len(line) > self.max_bytes:
+            self.full = True
+            line = encode({"t": entry["t"], "wall": entry["wall"], "kind": Kind.JOURNAL_FULL})
+        try:
+            self.size += os.write(self.fd, line)
+        except OSError:
+            self.fd = None
+
+    def _remember(self, entry: Entry, size: int) -> None:
+        self.entries.append(entry)
+        self._sizes.append(size)
+        self.memory_used += size
+        while len(self.entries) > 1 and (len(self.entries) > KEPT
+                                         or self.memory_used > self.memory):
+            self.entries.popleft()
+            self.memory_used -= self._sizes.popleft()
+
+    def close(self) -> None:
+        for key in list(self._chatter):
+            self._flush(key)
+        self._chatter.clear()
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def encode(entry: Entry) -> bytes:
+    """One line of JSON in ASCII, whatever the entry holds: a lone surrogate (a command
+    line's undecodable byte) is written as its escape, an infinity or NaN (no JSON) as
+    text, anything else as its str()."""
+    try:
+        text = json.dumps(entry, ensure_ascii=True, allow_nan=False, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = json.dumps(_plain(entry), ensure_ascii=True, allow_nan=False, default=str)
+    return text.encode("ascii") + b"\n"
+
+
+def _plain(value: object, depth: int = 0) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if depth > 20:
+        return str(value)[:200]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    return value
+
+
+def parse_lines(text: str) -> list[dict[str, object]]:
+    """Every entry of a journal (lines that are not JSON objects are skipped)."""
+    entries = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError, RecursionError):
+            entry = json.loads(line)
+            if isinstance(entry, dict) and "kind" in entry and \
+                    isinstance(entry.get("t"), int | float):
+                entries.append(entry)
+    return entries

@@ -1,0 +1,100 @@
+"""Each process's output on disk, kept whether or not anyone watches: RUN_DIR/logs/NAME.log
+holds the bytes exactly as the process wrote them, rotated by size (NAME.log.1 is the
+newest older file, up to NAME.log.KEEP). Written by the core as each chunk is read, so
+nothing that reached the pipe is missing from it, however far a frontend falls behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable
+
+from proctui.core.store.rundir import RunDir, file_stem
+
+DIRECTORY = "logs"
+SUFFIX = ".log"
+
+
+def open_logs_dir(run_dir: RunDir) -> int:
+    """The logs directory inside the run directory (made 0700), held open; raises OSError."""
+    if run_dir.fd is None:
+        raise OSError(errno.EBADF, "the run directory is not open")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(DIRECTORY, 0o700, dir_fd=run_dir.fd)
+    fd = os.open(DIRECTORY, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 dir_fd=run_dir.fd)
+    st = os.fstat(fd)
+    if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) & 0o022:
+        os.close(fd)
+        raise OSError(errno.EPERM, f"{run_dir.path / DIRECTORY} is not yours alone")
+    return fd
+
+
+def log_name(name: str) -> str:
+    return file_stem(name) + SUFFIX
+
+
+class LogFile:
+    def __init__(self, dir_fd: int, name: str, max_size: int, keep: int,
+                 on_error: Callable[[str], None] = lambda _text: None) -> None:
+        self.dir_fd = dir_fd
+        self.filename = log_name(name)
+        self.max_size = max_size
+        self.keep = keep
+        self.on_error = on_error
+        self.fd: int | None = None
+        self.size = 0
+        self.failed = False
+
+    def write(self, data: bytes) -> None:
+        if self.failed or not data:
+            return
+        try:
+            if self.fd is None:
+                self._open()
+            view = memoryview(data)
+            while view:
+                room = self.max_size - self.size
+                if room <= 0:
+                    self._rotate()
+                    room = self.max_size
+                piece = view[:room]
+                written = os.write(self.fd, piece)  # type: ignore[arg-type]
+                self.size += written
+                view = view[written:]
+        except OSError as e:
+            self.failed = True
+            self.close()
+            self.on_error(f"output log {self.filename}: {e.strerror or e}; no longer written")
+
+    def _open(self) -> None:
+        fd = os.open(self.filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_NONBLOCK | os.O_CLOEXEC, 0o600, dir_fd=self.dir_fd)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        self.fd, self.size = fd, st.st_size
+
+    def _rotate(self) -> None:
+        self.close()
+        d = self.dir_fd
+        if self.keep == 0:
+            os.unlink(self.filename, dir_fd=d)
+        else:
+            for i in range(self.keep - 1, 0, -1):
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(f"{self.filename}.{i}", f"{self.filename}.{i + 1}",
+                               src_dir_fd=d, dst_dir_fd=d)
+            os.replace(self.filename, f"{self.filename}.1", src_dir_fd=d, dst_dir_fd=d)
+        self._open()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,1 @@
+"""Carrying a proctui config into another engine (systemd units)."""

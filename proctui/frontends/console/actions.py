@@ -1,0 +1,183 @@
+"""What the console's keys do besides commanding one process: its panes (layout,
+following, wrapping, scrolling, clearing, searching, the help and timeline screens) and
+the ways out (quitting, detaching, abandoning everything). Mixins of the app, kept apart
+so that each module holds one idea."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import events
+from textual.widgets import Input
+
+from proctui.frontends.console.dialogs import ConfirmScreen, HelpScreen, LeaveScreen, TimelineScreen
+
+if TYPE_CHECKING:
+    from proctui.frontends.console.app import ProctuiApp
+
+    _Base = ProctuiApp
+else:
+    _Base = object
+
+
+class PaneActions(_Base):
+    def action_zoom(self) -> None:
+        self.grid = not self.grid
+        self._layout()
+        self.tick()
+
+    def action_follow(self) -> None:
+        output = self.selected_pane.output
+        output.follow = not output.follow
+
+    def action_wrap(self) -> None:
+        output = self.selected_pane.output
+        output.wrap = not output.wrap
+
+    def action_end(self) -> None:
+        self.selected_pane.output.end()
+
+    def action_home(self) -> None:
+        self.selected_pane.output.home()
+
+    def action_scroll_up_page(self) -> None:
+        self.selected_pane.output.page(-1)
+
+    def action_scroll_down_page(self) -> None:
+        self.selected_pane.output.page(1)
+
+    def action_clear(self) -> None:
+        self._send(self.core.clear_output(self.selected_view.name))
+        self.selected_pane.output.end()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_timeline(self) -> None:
+        from proctui.frontends import timeline
+
+        entries = self.core.journal()
+        if not entries:
+            self.notify("Nothing in the journal yet", markup=False)
+            return
+        picture = timeline.build(entries)
+        self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
+
+    def action_search(self) -> None:
+        box = self._search
+        box.disabled = False
+        box.display = True
+        box.focus()
+
+    def _close_search(self) -> None:
+        box = self._search
+        box.display = False
+        box.disabled = True  # a hidden input must never swallow the app's keys
+        self.set_focus(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "search":
+            return
+        term = event.value.strip()
+        output = self.selected_pane.output
+        self._close_search()
+        output.search = term or None
+        output.current_match = None
+        if not term:
+            return
+        got = self.core.buffer(self.selected_view.name).read(0)
+        needle = term.lower()
+        self._matches = [got.first + i for i, line in enumerate(got.lines)
+                         if needle in line.lower()]
+        if not self._matches:
+            self.notify(f"No match for {term!r}", markup=False)
+            return
+        self._match_index = len(self._matches) - 1
+        self._show_match()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "escape" and self._search.display:
+            self._close_search()
+            event.stop()
+
+    def action_next_match(self, direction: int) -> None:
+        if not self._matches:
+            self.notify("No search: press / first", markup=False)
+            return
+        self._match_index = max(0, min(len(self._matches) - 1, self._match_index + direction))
+        self._show_match()
+
+    def _show_match(self) -> None:
+        output = self.selected_pane.output
+        number = self._matches[self._match_index]
+        output.current_match = number
+        output.show_line(number)
+        self.notify(f"match {self._match_index + 1} of {len(self._matches)}", timeout=1.5,
+                    markup=False)
+
+
+class QuitActions(_Base):
+    async def action_quit(self) -> None:
+        """q, ctrl+c, ctrl+q and the palette's Quit: stop everything first (attached:
+        ask, with detach the default)."""
+        if self.attached is not None and not self.quitting:
+            if len(self.screen_stack) == 1:
+                self.push_screen(LeaveScreen(self.attached), self._leave)
+            return
+        if not self.quitting:
+            self._begin_quit("quit")
+            return
+        if len(self.screen_stack) > 1:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send(self.core.kill_all())
+
+        self.push_screen(ConfirmScreen("Kill all now?", "Send SIGKILL to every process that "
+                                                        "is still stopping."), answered)
+
+    def _leave(self, answer: str | None) -> None:
+        if answer == "detach":
+            self.detach("detached")
+        elif answer == "stop":
+            self._begin_quit("quit")
+
+    def action_detach(self) -> None:
+        if self.attached is None:
+            self.notify("This console runs the processes itself: quitting stops them. To "
+                        "leave them running, start them with proctui up and attach.",
+                        markup=False)
+            return
+        self.detach("detached")
+
+    def detach(self, why: str) -> None:
+        """Leave at once; the supervisor and every process go on."""
+        self.detached = why
+        self.exit()
+
+    def _begin_quit(self, why: str) -> None:
+        self.quitting = True
+        self._send(self.core.stop_all())
+        self._panel.display = True
+        if why != "quit":
+            self.notify(f"{why}: stopping everything", markup=False)
+        self.tick()
+
+    def action_abandon_and_exit(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.core.abandon_all().add_done_callback(
+                    lambda _f: self.call_from_thread(self.exit))
+
+        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
+        self.push_screen(ConfirmScreen(
+            "Abandon everything still running and exit now?",
+            ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
+            answered)
+
+    def action_stop_all_now(self) -> None:
+        """Stop everything now, regardless of dependency order."""
+        self.quitting = True
+        self._send(self.core.stop_all(ordered=False))
+        self.tick()

@@ -1,0 +1,382 @@
+"""The Textual console: a frontend over the core's command API and snapshots.
+
+It pulls views and output from the core at a steady rate (never one message per line),
+sends it commands, shows their replies, and never signals a process itself. Every way
+out (q, ctrl+c, ctrl+q, the palette's Quit, SIGHUP, SIGTERM) goes through the stop
+sequence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from importlib import resources
+from pathlib import Path
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Container
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Input, Static
+
+from proctui.core.api import Core
+from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView, Reply, Usage
+from proctui.frontends.console import keys
+from proctui.frontends.console.actions import PaneActions, QuitActions
+from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen, Decision
+from proctui.frontends.console.output import ProcessPane
+from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
+from proctui.frontends.console.questions import Questions
+from proctui.frontends.console.render import quantum
+from proctui.frontends.console.table import ProcessTable, Row
+from proctui.frontends.hangup import watch_terminal
+
+REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
+MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
+
+
+def _css_path() -> Path:
+    try:
+        path = Path(str(resources.files("proctui.styles").joinpath("proctui.tcss")))
+        if path.is_file():
+            return path
+    except (ModuleNotFoundError, FileNotFoundError):
+        pass
+    return Path(__file__).resolve().parents[3] / "styles" / "proctui.tcss"
+
+
+class ProctuiApp(QuitActions, PaneActions, App[None]):
+    CSS_PATH = _css_path()
+    TITLE = "proctui"
+    ENABLE_COMMAND_PALETTE = True
+    AUTO_FOCUS = None  # keys belong to the app; the search box takes focus only when opened
+    BINDINGS = keys.bindings(keys.MAIN)
+
+    def __init__(self, core: Core, *, clock: Callable[[], float] = time.monotonic,
+                 usage: Callable[[Iterable[int]], dict[int, Usage]] | None = None,
+                 hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
+                 stop_after: float | None = None,
+                 on_terminal_lost: Callable[[str], None] | None = None,
+                 driver_class: type | None = None, attached: str | None = None) -> None:
+        super().__init__(driver_class=driver_class)
+        self.core = core
+        self.clock = clock
+        self.usage = usage  # a test's fixed figures; else the core's, in each view
+        self.hint = hint
+        self.refresh_hz = refresh_hz
+        self.stop_after = stop_after
+        self.on_terminal_lost = on_terminal_lost
+        self.views: list[ProcessView] = core.views()
+        self.selected = 0
+        self.grid = False
+        self.quitting = False
+        self.hangup: str | None = None
+        # Attached to a supervisor elsewhere (its description): q asks, d detaches.
+        self.attached = attached
+        self.detached: str | None = None  # why the console left with everything running
+        self.questions = Questions()
+        self._seen: dict[str, int] = {v.name: 0 for v in self.views}
+        self._active: set[str] = set()
+        self._tick_key: tuple[object, ...] = ()
+        self._next: Timer | None = None
+        self._next_due = 0.0
+        self._last_tick = 0.0
+        self._matches: list[int] = []
+        self._match_index = -1
+        self.panes: dict[str, ProcessPane] = {}
+
+    # -- layout -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield ProcessTable(id="table")
+        if self.hint:
+            yield Hint(id="hint")
+        yield Static(id="grid-info")
+        with Container(id="panes"):
+            for view in self.views:
+                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
+                self.panes[view.name] = pane
+                yield pane
+        yield ShutdownPanel(id="shutdown")
+        yield Input(placeholder="search the pane (Enter finds, Escape closes)", id="search")
+        yield KeyBar(id="keys")
+
+    def on_mount(self) -> None:
+        self._table = self.query_one(ProcessTable)
+        self._panel = self.query_one(ShutdownPanel)
+        self._search = self.query_one("#search", Input)
+        if self.hint:
+            self.query_one(Hint).items = self.hint
+        self._close_search()
+        if self.attached is not None:
+            self.query_one(KeyBar).keys = keys.attached_bar()
+        self._layout()
+        self.core.listen(self._poked)
+        self.tick()
+        if self.on_terminal_lost is not None and not self.is_headless:
+            watch_terminal(self._driver, lambda why: self.call_from_thread(
+                self._terminal_lost, why))
+        if self.usage is None:
+            self.core.want_usage(True)
+        if self.stop_after is not None:
+            self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
+                f"--stop-after {self.stop_after:g}s"))
+
+    def on_resize(self) -> None:
+        self._layout()
+
+    def _layout(self) -> None:
+        """Which panes show: the selected one, or the page of the grid that holds it
+        (never a pane too small for its header and three lines)."""
+        panes = self.query_one("#panes", Container)
+        panes.set_class(self.grid, "grid")
+        names = [v.name for v in self.views]
+        selected = self.selected_view.name if self.views else None
+        shown = {selected}
+        info = ""
+        if self.grid and names:
+            width, height = panes.size if panes.size.height else self.size
+            cols = max(1, min(2, width // MIN_PANE[0]))
+            rows = max(1, height // MIN_PANE[1])
+            page = cols * rows
+            first = (self.selected // page) * page
+            shown = set(names[first:first + page])
+            panes.styles.grid_size_columns = min(cols, len(shown))
+            panes.styles.grid_size_rows = -(-len(shown) // cols)
+            if len(names) > page:
+                info = (f" panes {first + 1}-{first + len(shown)} of {len(names)} · "
+                        f"{keys.shown('select(1)')}/{keys.shown('select(-1)')} move through "
+                        "them")
+        grid_info = self.query_one("#grid-info", Static)
+        grid_info.update(info)
+        grid_info.display = bool(info)
+        for name, pane in self.panes.items():
+            pane.display = name in shown
+            pane.set_class(self.grid and name == selected, "-selected")
+
+    # -- the steady pull from the core ------------------------------------------------
+
+    # The tick: pulled by news from the core (never more often than refresh_hz) and by
+    # the clock when what the screen shows of it moves; no timer while nothing moves.
+
+    class Poke(Message):
+        """Something changed in the core; many pokes in a row are one."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, ProctuiApp.Poke)
+
+    def _poked(self) -> None:
+        """On the core's thread: something changed. Only posts (which is thread-safe)."""
+        with contextlib.suppress(Exception):
+            self.post_message(self.Poke())
+
+    def on_proctui_app_poke(self, _message: Poke) -> None:
+        self._soon()
+
+    def _soon(self, delay: float | None = None) -> None:
+        if delay is None:
+            delay = max(0.0, self._last_tick + 1 / self.refresh_hz - time.monotonic())
+        due = time.monotonic() + delay
+        if self._next is not None:
+            if self._next_due <= due:
+                return
+            self._next.stop()
+        delay = max(0.001, delay)  # (a Textual timer cannot be due at once)
+        self._next, self._next_due = self.set_timer(delay, self._run_tick), due
+
+    def _run_tick(self) -> None:
+        self._next = None
+        self.tick()
+
+    def tick(self) -> None:
+        """Pull from the core and draw what changed."""
+        gone = getattr(self.core, "gone", None)
+        if gone is not None and self.detached is None:
+            self.detached = gone  # the supervisor ended (or dropped us): nothing to show
+        if self.detached is not None:
+            self.exit()
+            return
+        if not self.screen_stack:
+            return  # a timer that fired while the app shuts down: nothing to draw on
+        now = self.clock()
+        self._last_tick = time.monotonic()
+        step = quantum(self.views, now)
+        shown = math.floor(now / step) * step
+        self._soon(max(0.01, shown + step - now))  # when the clock on screen next moves
+        key = (self.core.changes(), shown, self.selected, self.quitting, self.hangup,
+               len(self.screen_stack))
+        if key == self._tick_key and not self.questions.since:
+            return
+        self._tick_key = key
+        self.views = views = self.core.views()
+        step = quantum(views, now)  # what the fresh views show of the clock
+        shown = math.floor(now / step) * step
+        self._soon(max(0.01, shown + step - now))
+        selected = self.selected_view.name if views else ""
+        for view in views:
+            total = self.core.buffer(view.name).output_total
+            if total != self._seen.get(view.name, 0):
+                self._seen[view.name] = total
+                if view.name != selected:
+                    self._active.add(view.name)
+        fixed = self.usage(v.pgid for v in views if v.pgid) if self.usage else {}
+        self._table.rows = tuple(
+            Row(v, fixed.get(v.pgid) if self.usage and v.pgid else v.usage,
+                v.name in self._active, i + 1 if i < 9 else 0)
+            for i, v in enumerate(views))
+        self._table.selected = self.selected
+        self._table.second = int(shown * 10)
+        for view in views:
+            pane = self.panes.get(view.name)
+            if pane is not None and pane.display:
+                pane.show(view, shown)
+        self._panel.display = self.quitting
+        if self.quitting:
+            self._panel.show(views, now)
+        self._ask(views, now)
+        if self.hangup is not None and not self.quitting:
+            self._begin_quit(f"received {self.hangup}" if self.hangup.startswith("SIG")
+                             else self.hangup)
+        if self.quitting and self.core.all_ended():
+            self.exit()
+
+    def _terminal_lost(self, why: str) -> None:
+        """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
+        its session): only EOF or EIO arrive, and Textual's input thread would spin on
+        them for ever. Treat it as a hangup, and stop that thread."""
+        exit_event = getattr(self._driver, "exit_event", None)
+        if exit_event is not None:
+            exit_event.set()
+        if self.attached is not None:
+            self.detach(why)  # an attached console only ever detaches by itself
+            return
+        if self.on_terminal_lost is not None:
+            self.on_terminal_lost(why)
+        self.tick()
+
+    # -- questions at a deadline --------------------------------------------------------
+
+    def _ask(self, views: list[ProcessView], now: float) -> None:
+        screen = self.screen
+        if isinstance(screen, AskScreen):
+            current = next((v for v in views if v.name == screen.view.name), None)
+            if current is None or current.phase is not Phase.DECIDING or \
+                    current.decisions != screen.view.decisions:
+                screen.dismiss(None)  # answered elsewhere (a key, another console, the end)
+                self.questions.done(screen.key, now)
+                return
+            screen.show(current, *self.questions.place(current, views, now), now)
+            return
+        if len(self.screen_stack) > 1:
+            return  # another dialog is open: one at a time
+        upcoming = self.questions.next(views, now)
+        if upcoming is None:
+            return
+        view, position, count = upcoming
+        question = AskScreen(view, position, count, now)
+
+        def answered(decision: Decision | None) -> None:
+            self.questions.done(question.key, self.clock())
+            if decision is not None:
+                self._decide(view.name, decision)
+
+        self.push_screen(question, answered)
+
+    def _decide(self, name: str, decision: Decision) -> None:
+        if decision.action == "kill":
+            self._send(self.core.kill(name))
+        elif decision.action == "extend":
+            self._send(self.core.extend(name, decision.seconds))
+        elif decision.action == "abandon":
+            self._send(self.core.abandon(name))
+        elif decision.action == "wait":
+            self._send(self.core.wait_without_deadline(name))
+
+    def _send(self, future: Future[Reply]) -> None:
+        """Show the core's answer when it says why nothing happened."""
+        def done(f: Future[Reply]) -> None:
+            try:
+                reply = f.result()
+            except Exception as e:
+                reply = Reply(False, str(e))
+            if not reply.ok and reply.text:
+                try:
+                    self.call_from_thread(self.notify, reply.text, severity="warning",
+                                          markup=False)
+                except RuntimeError:
+                    self.notify(reply.text, severity="warning", markup=False)
+
+        future.add_done_callback(done)
+
+    # -- selection --------------------------------------------------------------------
+
+    @property
+    def selected_view(self) -> ProcessView:
+        return self.views[min(self.selected, len(self.views) - 1)]
+
+    @property
+    def selected_pane(self) -> ProcessPane:
+        return self.panes[self.selected_view.name]
+
+    def action_select(self, delta: int) -> None:
+        self.action_select_index((self.selected + delta) % max(1, len(self.views)))
+
+    def action_select_index(self, index: int) -> None:
+        if 0 <= index < len(self.views):
+            self.selected = index
+            self._active.discard(self.views[index].name)
+            self._matches, self._match_index = [], -1
+            self._layout()
+            self.tick()
+
+    # -- commands for the selected process ----------------------------------------------
+
+    def action_stop(self) -> None:
+        self._send(self.core.stop(self.selected_view.name))
+
+    def action_start(self) -> None:
+        self._send(self.core.start_process(self.selected_view.name))
+
+    def action_restart(self) -> None:
+        self._send(self.core.restart(self.selected_view.name))
+
+    def action_kill(self) -> None:
+        self._send(self.core.kill(self.selected_view.name))
+
+    def action_extend(self) -> None:
+        self._send(self.core.extend(self.selected_view.name))
+
+    def action_adopt(self) -> None:
+        self._send(self.core.adopt(self.selected_view.name))
+
+    def action_abandon(self) -> None:
+        # The shown view can be a frame old; whether to ask depends on the core's latest.
+        name = self.selected_view.name
+        view = next((v for v in self.core.views() if v.name == name), self.selected_view)
+        if not view.alive and view.phase is not Phase.HELD:
+            self._send(self.core.abandon(view.name))  # the core says why not
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send(self.core.abandon(view.name))
+
+        self.push_screen(ConfirmScreen(
+            f"Abandon {view.name} (pid {view.pid})?",
+            "proctui stops watching it and never signals it again; it is left running and "
+            "keeps its PID file."), answered)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for key in keys.MAIN:
+            if key.group in ("Process", "Quit") or key.action in ("zoom", "help"):
+                method = getattr(self, f"action_{key.action}", None)
+                if method is not None and key.keys != "ctrl+c,ctrl+q":
+                    yield SystemCommand(key.label, key.help, method)
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Quit",):
+                yield command

@@ -1,0 +1,264 @@
+"""Modal screens: the decision at a stop deadline, confirmations, and the key help.
+
+The decision is never made by accident: the focused choice is "later", Enter and Escape
+never kill or abandon, kill needs K and abandon needs a (as on the main screen), and
+keys pressed in the first half second after the dialog opens are ignored, so keys typed
+for the main screen cannot answer a question the operator has not seen yet.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from proctui.core.life.outcome import seconds, setting
+from proctui.core.view import ProcessView
+from proctui.frontends.console.keys import DIALOG, LEAVE, MAIN, bindings, find, help_rows
+
+ARMING = 0.5  # seconds during which a new dialog ignores keys
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: str  # "kill" | "extend" | "abandon" | "wait" | "later"
+    seconds: float | None = None
+
+
+class AskScreen(ModalScreen[Decision]):
+    """A process reached its stop deadline with on_timeout = "ask"."""
+
+    BINDINGS = bindings(DIALOG)
+
+    def __init__(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
+        super().__init__()
+        self.view = view
+        self.position, self.waiting = position, waiting
+        self.amount = f"{view.extend_step:g}"
+        self.armed = False
+        self._opened = time.monotonic()
+        self._now = now
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return question_key(self.view)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="ask"):
+            yield Static(id="ask-title")
+            yield Static(id="ask-when")
+            yield Static(id="ask-help")
+            with Horizontal(id="ask-buttons"):
+                for key in DIALOG:
+                    name = key.action.removeprefix("choose('").removesuffix("')")
+                    yield Button(self._label(key.action), id=name, compact=True,
+                                 variant="error" if name == "kill" else "default")
+
+    def _label(self, action: str) -> str:
+        key = find(action, DIALOG)
+        if action == "choose('extend')":
+            return f"{key.label} {self.amount or '?'}s {key.shown}"
+        return f"{key.label} {key.shown}"
+
+    def on_mount(self) -> None:
+        self.query_one("#later", Button).focus()
+        self.set_timer(ARMING, self._arm)
+        self._draw()
+
+    def _arm(self) -> None:
+        self.armed = True
+        self._draw()
+
+    def show(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
+        """Keep the dialog current (the app calls this each tick)."""
+        self.view, self.position, self.waiting, self._now = view, position, waiting, now
+        self._draw()
+
+    def _draw(self) -> None:
+        v = self.view
+        title = Text(v.name, style="bold magenta")
+        title.append(f" · pid {v.pid}" if v.pid else "", style="bold")
+        title.append(f" · {self.position} of {self.waiting} waiting", style="dim")
+        self.query_one("#ask-title", Static).update(title)
+        since = seconds(self._now - (v.stop_requested_at or self._now))
+        status = f" · {v.status}" if v.status else ""
+        self.query_one("#ask-when", Static).update(Text(
+            f"stop timeout reached, {v.stop_signal} sent {since} ago{status}"))
+        if not self.armed:
+            words = Text("arming: keys are ignored for a moment…", style="bold yellow")
+        else:
+            words = Text(f"{_k('kill')} kill now · {_k('extend')} extend by "
+                         f"{setting(float(self.amount or 0))} (type digits to change) · "
+                         f"{_k('abandon')} abandon · {_k('wait')} wait, no deadline · "
+                         f"{find('later', DIALOG).shown} later", style="dim")
+        self.query_one("#ask-help", Static).update(words)
+        self.query_one("#extend", Button).label = self._label("choose('extend')")
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.armed:
+            event.stop()
+            event.prevent_default()
+            return
+        if event.character is not None and event.character.isdigit():
+            self.amount = (self.amount if self._typed else "") + event.character
+            self.amount = self.amount.lstrip("0")[:6]
+            self._typed = True
+            event.stop()
+            self._draw()
+        elif event.key == "backspace":
+            self.amount, self._typed = self.amount[:-1], True
+            event.stop()
+            self._draw()
+
+    _typed = False  # the first digit replaces the step; later ones add to it
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.armed or action not in ("choose", "later")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.armed:
+            self.action_choose(event.button.id or "later")
+
+    def action_choose(self, action: str) -> None:
+        if action == "later":
+            self.dismiss(Decision("later"))
+            return
+        if action == "extend":
+            amount = float(self.amount or 0)
+            if amount <= 0:
+                self.notify("Type a number of seconds above 0", severity="warning",
+                            markup=False)
+                return
+            self.dismiss(Decision("extend", amount))
+            return
+        self.dismiss(Decision(action))
+
+    def action_later(self) -> None:
+        self.dismiss(Decision("later"))
+
+
+def _k(choice: str) -> str:
+    return find(f"choose('{choice}')", DIALOG).shown
+
+
+def question_key(view: ProcessView) -> tuple[object, ...]:
+    """One question: this process, this stop, this decision (each deadline asks anew)."""
+    return (view.name, view.pid, view.stop_requested_at, view.decisions)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes or no; No is focused, and Enter or Escape answers no."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Yes"),
+                Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str, detail: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            yield Static(Text(self.question, style="bold"), id="confirm-question")
+            if self.detail:
+                yield Static(Text(self.detail), id="confirm-detail")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Yes y", id="yes", variant="error", compact=True)
+                yield Button("No n", id="no", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class LeaveScreen(ModalScreen[str]):
+    """q in an attached console: detach (focused, and Enter), stop everything (S only), or
+    stay. Answers "detach", "stop" or "cancel"."""
+
+    BINDINGS = bindings(LEAVE)
+
+    def __init__(self, supervisor: str) -> None:
+        super().__init__()
+        self.supervisor = supervisor
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm"):
+            yield Static(Text("Leave this console?", style="bold"), id="confirm-question")
+            yield Static(Text(f"Detaching leaves every process running under "
+                              f"{self.supervisor}; proctui attach comes back to it. "
+                              f"Stopping everything stops them all, with countdowns."),
+                         id="confirm-detail")
+            with Horizontal(id="confirm-buttons"):
+                for key in LEAVE:
+                    answer = key.action.removeprefix("leave('").removesuffix("')")
+                    yield Button(f"{key.label} {key.shown.split()[0]}", id=f"leave-{answer}",
+                                 variant={"detach": "primary", "stop": "error"}.get(
+                                     answer, "default"), compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#leave-detach", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(str(event.button.id).removeprefix("leave-"))
+
+    def action_leave(self, answer: str) -> None:
+        self.dismiss(answer)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, from the key table itself."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss_help", "Close")]
+
+    def compose(self) -> ComposeResult:
+        text = Text()
+        width = max(len(k) for _, k, _ in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE))
+        last = None
+        for group, key, words in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
+            if group != last:
+                text.append(("\n" if last else "") + group + "\n", style="bold")
+                last = group
+            text.append(f"  {key.ljust(width)}  ", style="bold cyan")
+            text.append(words + "\n")
+        with Vertical(id="help"):
+            yield Static(Text("proctui keys · Escape or ? closes", style="bold"))
+            with VerticalScroll(id="help-keys"):
+                yield Static(text)
+
+    def action_dismiss_help(self) -> None:
+        self.dismiss(None)
+
+
+class TimelineScreen(ModalScreen[None]):
+    """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
+
+    BINDINGS = [Binding("escape,t,q", "dismiss_timeline", "Close")]
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        text = Text("\n".join(self.lines))
+        with Vertical(id="help"):
+            yield Static(Text("timeline of this run · Escape or t closes", style="bold"))
+            with VerticalScroll(id="help-keys"):
+                yield Static(text)
+
+    def action_dismiss_timeline(self) -> None:
+        self.dismiss(None)

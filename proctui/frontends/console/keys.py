@@ -1,0 +1,158 @@
+"""Every key of the console, in one table. The bindings, the key bar, the help screen,
+the hints, the dialog's labels and the README's key table are all drawn from here.
+
+``python -m proctui.frontends.console.keys`` prints the README's table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    action: str  # a Textual action
+    keys: str  # Textual key names, comma-separated
+    shown: str  # how a person reads the key(s)
+    label: str  # a word for the key bar and buttons
+    help: str  # what it does, for the help screen and the README
+    group: str = ""
+    bar: int = 0  # place in the key bar (1 first; 0: not shown there)
+    priority: bool = False
+
+
+MAIN: tuple[Key, ...] = (
+    Key("select(-1)", "up,k", "↑ k", "Up", "select the process above", "Select"),
+    Key("select(1)", "down,j", "↓ j", "Down", "select the process below", "Select"),
+    Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Pick", "select a process by its number",
+        "Select"),
+    Key("stop", "s", "s", "Stop", "stop it: its stop signal, then the countdown", "Process",
+        bar=2),
+    Key("start", "S", "S", "Start", "start it again once it has ended", "Process"),
+    Key("restart", "r", "r", "Restart", "restart it", "Process"),
+    Key("kill", "K", "K", "Kill", "kill it now: SIGKILL to its whole group", "Process", bar=3),
+    Key("extend", "e", "e", "Extend", "move its deadline later by extend_step", "Process",
+        bar=4),
+    Key("abandon", "a", "a", "Abandon", "abandon it: leave it running (asks first)",
+        "Process", bar=5),
+    Key("adopt", "A", "A", "Adopt", "adopt a held leftover: watch it, stop it on quit",
+        "Process"),
+    Key("quit", "q", "q", "Quit", "stop everything with countdowns, then exit (again: kill "
+        "all); in an attached console it asks, and detach is the default", "Quit", bar=1),
+    Key("quit", "ctrl+c,ctrl+q", "^c ^q", "Quit", "the same as q", "Quit", priority=True),
+    Key("abandon_and_exit", "Q", "Q", "Abandon all", "abandon whatever still runs and exit "
+        "(asks first)", "Quit"),
+    Key("detach", "d", "d", "Detach", "attached console: leave at once, every process keeps "
+        "running under the supervisor", "Quit"),
+    Key("stop_all_now", "X", "X", "Stop all now", "stop everything now, not waiting for "
+        "dependents to stop first", "Quit"),
+    Key("zoom", "z", "z", "Layout", "one large pane, or a grid of panes", "View", bar=6),
+    Key("follow", "f", "f", "Follow", "follow new output, or hold still", "View"),
+    Key("wrap", "w", "w", "Wrap", "wrap long lines, or cut them", "View"),
+    Key("search", "slash", "/", "Search", "search the pane (n older, N newer match)", "View",
+        bar=7),
+    Key("next_match(-1)", "n", "n", "Older", "the older search match", "View"),
+    Key("next_match(1)", "N", "N", "Newer", "the newer search match", "View"),
+    Key("clear", "c", "c", "Clear", "clear the pane", "View"),
+    Key("scroll_up_page", "pageup", "PgUp", "Page up", "scroll up a page (holds the pane)",
+        "View"),
+    Key("scroll_down_page", "pagedown", "PgDn", "Page down", "scroll down a page", "View"),
+    Key("home", "home", "Home", "Top", "the oldest line kept", "View"),
+    Key("end", "end", "End", "End", "the newest line, and follow again", "View"),
+    Key("timeline", "t", "t", "Timeline", "the timeline of this run so far", "View"),
+    Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=8),
+)
+
+# The decision at a stop deadline. Nothing destructive answers Enter or Escape.
+DIALOG: tuple[Key, ...] = (
+    Key("choose('kill')", "K", "K", "Kill", "kill it now", "Decision"),
+    Key("choose('extend')", "e", "e", "Extend", "extend its deadline by the seconds shown "
+        "(type digits to change them)", "Decision"),
+    Key("choose('abandon')", "a", "a", "Abandon", "abandon it: leave it running", "Decision"),
+    Key("choose('wait')", "w", "w", "Wait", "wait for it with no deadline", "Decision"),
+    Key("later", "escape", "Esc", "Later", "decide later: it stays parked, K e a still work "
+        "on it", "Decision"),
+)
+
+
+# Leaving an attached console. Detach is the default: someone who attached to look must
+# not stop a box's services by habit; stopping everything needs its own key.
+LEAVE: tuple[Key, ...] = (
+    Key("leave('detach')", "d,enter", "d ⏎", "Detach", "detach: the supervisor and every "
+        "process go on", "Leaving an attached console"),
+    Key("leave('stop')", "S", "S", "Stop everything", "stop everything with countdowns, as "
+        "quitting proctui run does", "Leaving an attached console"),
+    Key("leave('cancel')", "escape,n", "Esc", "Cancel", "stay attached",
+        "Leaving an attached console"),
+)
+
+
+def bindings(keys: tuple[Key, ...]) -> list[Binding]:
+    from textual.binding import Binding
+
+    out = []
+    for k in keys:
+        if k.action == "select_index":
+            out += [Binding(d, f"select_index({int(d) - 1})", show=False)
+                    for d in k.keys.split(",")]
+            continue
+        out.append(Binding(k.keys, k.action, k.label, show=False, key_display=k.shown,
+                           priority=k.priority))
+    return out
+
+
+def attached_bar() -> tuple[Key, ...]:
+    """The key table as an attached console's key bar shows it: d Detach comes first."""
+    from dataclasses import replace
+
+    return tuple(replace(k, bar=1) if k.action == "detach" else
+                 replace(k, bar=k.bar + 1) if k.bar else k for k in MAIN)
+
+
+def find(action: str, keys: tuple[Key, ...] = MAIN) -> Key:
+    return next(k for k in keys if k.action == action)
+
+
+def shown(action: str, keys: tuple[Key, ...] = MAIN) -> str:
+    return find(action, keys).shown
+
+
+def bar_items(keys: tuple[Key, ...] = MAIN) -> list[tuple[str, str]]:
+    return [(k.shown, k.label) for k in sorted((k for k in keys if k.bar), key=lambda k: k.bar)]
+
+
+def fit(items: list[str], width: int, sep: str = "  ") -> str:
+    """As many whole items as fit in ``width``, in order: never a word cut in half."""
+    out = ""
+    for item in items:
+        candidate = f"{out}{sep}{item}" if out else item
+        if len(candidate) > width:
+            break
+        out = candidate
+    return out
+
+
+def help_rows(keys: tuple[Key, ...] = MAIN) -> list[tuple[str, str, str]]:
+    return [(k.group, k.shown, k.help) for k in keys]
+
+
+def hint(prefix: str, items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """A hint line's items, each action shown with its key: ("demo", "q quits", ...)."""
+    return (prefix, *(f"{shown(action)} {words}" for action, words in items))
+
+
+def readme_table() -> str:
+    rows = ["| | key | what it does |", "|---|---|---|"]
+    last = ""
+    for group, key, text in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
+        rows.append(f"| {group if group != last else ''} | {key} | {text} |")
+        last = group
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(readme_table())

@@ -1,0 +1,91 @@
+"""The console's small widgets: the shutdown panel while quitting, the key bar, and the
+hint line. Each draws from reactives, so it is redrawn only when what it shows changes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView
+from proctui.frontends.console.keys import MAIN, Key, bar_items, fit, shown
+from proctui.frontends.console.render import countdown, countdown_text, look
+
+
+class ShutdownPanel(Widget):
+    """While the console quits: every process still stopping, with its countdown."""
+
+    DEFAULT_CSS = "ShutdownPanel { height: auto; display: none; }"
+
+    views: reactive[tuple[ProcessView, ...]] = reactive((), layout=True)
+    now: reactive[int] = reactive(0)  # tenths of a second
+
+    def show(self, views: list[ProcessView], now: float) -> None:
+        self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
+                           v.phase in (Phase.STARTING, Phase.WAITING, Phase.HELD))
+        self.now = int(now * 10)
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
+        return len(self.views) + 1
+
+    def render(self) -> Text:
+        text = Text()
+        count = len(self.views)
+        width = self.size.width
+        again, abandon = shown("quit"), shown("abandon_and_exit")
+        title = (f"Quitting: waiting for {count} process{'es' if count != 1 else ''} to stop"
+                 f" · {again} again: kill all now · {abandon}: abandon all and exit")
+        if len(title) > width:  # one line, always: the rows below must all stay in view
+            title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
+        text.append(title[:width], style="bold")
+        name_w = max((len(v.name) for v in self.views), default=4)
+        now = self.now / 10
+        for view in self.views:
+            text.append("\n")
+            lk = look(view)
+            text.append(f" {lk.mark} ", style=lk.style)
+            text.append(view.name.ljust(name_w), style="bold")
+            text.append(f"  {view.pid or '-':>7}  ")
+            room = max(0, width - 3 - name_w - 11)
+            cd = countdown(view, now)
+            if cd is not None:
+                text.append_text(countdown_text(cd, room, short=len(cd.text) + 10 > room))
+            elif view.stops_after:
+                text.append(f"stage {view.stage}/{view.stages} · stops after "
+                            f"{', '.join(view.stops_after)}"[:room], style="yellow")
+            elif view.phase is Phase.HELD:
+                text.append(f"held, not proven ours: {shown('stop')} stops it, "
+                            f"{shown('abandon')} leaves it"[:room], style="yellow")
+        return text
+
+
+class KeyBar(Widget):
+    """The most used keys, as many as fit, never a word cut in half."""
+
+    DEFAULT_CSS = "KeyBar { height: 1; background: $panel; }"
+
+    keys: reactive[tuple[Key, ...]] = reactive(MAIN)
+
+    def render(self) -> Text:
+        items = [f"{key} {label}" for key, label in bar_items(self.keys)]
+        line = fit(items, self.size.width - 1)
+        text = Text(" ")
+        for i, item in enumerate(line.split("  ") if line else []):
+            key, _, label = item.partition(" ")
+            if i:
+                text.append("  ")
+            text.append(key, style="bold reverse")
+            text.append(" " + label)
+        return text
+
+
+class Hint(Widget):
+    """A line of advice (the demo's), fitted to the width: items drop from the end."""
+
+    DEFAULT_CSS = "Hint { height: 1; }"
+
+    items: reactive[tuple[str, ...]] = reactive(())
+
+    def render(self) -> Text:
+        return Text(" " + fit(list(self.items), self.size.width - 2, " · "), style="dim")

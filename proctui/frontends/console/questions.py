@@ -1,0 +1,55 @@
+"""Processes parked at a decision, asked about one at a time.
+
+Every deadline that reaches "ask" is a new question (after an extend, the next deadline
+asks again). Several waiting processes form one queue, in the order they started
+waiting; after an answer the next question comes only after a visible pause, so a key
+pressed twice never answers two questions.
+"""
+
+from __future__ import annotations
+
+from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView
+from proctui.frontends.console.dialogs import question_key
+
+PAUSE = 1.0  # seconds between one answer and the next question
+
+
+class Questions:
+    def __init__(self, pause: float = PAUSE) -> None:
+        self.pause = pause
+        self.answered: set[tuple[object, ...]] = set()
+        self.since: dict[tuple[object, ...], float] = {}  # when each started waiting
+        self.resume_at = 0.0
+
+    def waiting(self, views: list[ProcessView], now: float) -> list[ProcessView]:
+        """Everything parked at a decision, oldest first."""
+        parked = [v for v in views if v.phase is Phase.DECIDING]
+        keys = {question_key(v) for v in parked}
+        for key in list(self.since):
+            if key not in keys:
+                del self.since[key]
+        for v in parked:
+            self.since.setdefault(question_key(v), now)
+        parked.sort(key=lambda v: self.since[question_key(v)])
+        return parked
+
+    def next(self, views: list[ProcessView], now: float) -> tuple[ProcessView, int, int] | None:
+        """The next question to ask, with its place in the queue, or None for now."""
+        parked = self.waiting(views, now)
+        if now < self.resume_at:
+            return None
+        for i, v in enumerate(parked):
+            if question_key(v) not in self.answered:
+                return v, i + 1, len(parked)
+        return None
+
+    def place(self, view: ProcessView, views: list[ProcessView], now: float) -> tuple[int, int]:
+        parked = self.waiting(views, now)
+        keys = [question_key(v) for v in parked]
+        key = question_key(view)
+        return (keys.index(key) + 1 if key in keys else 1), max(1, len(parked))
+
+    def done(self, key: tuple[object, ...], now: float) -> None:
+        self.answered.add(key)
+        self.resume_at = now + self.pause

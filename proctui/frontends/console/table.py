@@ -1,0 +1,144 @@
+"""The process table: one row per process, scrolled so the selected row stays in view,
+with a "+N more" line when some rows do not fit."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView, Usage
+from proctui.frontends.console.render import (
+    countdown,
+    countdown_text,
+    duration,
+    fit,
+    look,
+    memory,
+    running_words,
+    segments,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    view: ProcessView
+    usage: Usage | None
+    active: bool  # printed something since it was last selected
+    number: int  # 1-9: its shortcut; 0: none
+
+
+class ProcessTable(Widget):
+    """Mark, number, name, pid, state, uptime or countdown or outcome, restarts, CPU and
+    memory of its processes, and an activity mark."""
+
+    DEFAULT_CSS = "ProcessTable { height: auto; }"
+
+    rows: reactive[tuple[Row, ...]] = reactive((), layout=True)
+    selected: reactive[int] = reactive(0)
+    second: reactive[int] = reactive(0)  # the clock, in the tenths its rows show
+    now = 0.0
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
+        return len(self.rows) + 1
+
+    @property
+    def window(self) -> tuple[int, int, int]:
+        """(first row shown, rows shown, rows hidden)."""
+        count = len(self.rows)
+        room = max(1, self.size.height - 1)
+        if count <= room:
+            return 0, count, 0
+        room = max(1, room - 1)  # the "+N more" line takes one
+        first = min(max(0, self.selected - room + 1), count - room)
+        return first, room, count - room
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if y == 0:
+            return self._strip(self._header(width), width, Style(bold=True, dim=True))
+        first, room, hidden = self.window
+        if y - 1 < room:
+            index = first + y - 1
+            if index >= len(self.rows):
+                return Strip.blank(width)
+            selected = index == self.selected
+            # A background, not reverse video: state colours stay readable on it.
+            style = Style(bgcolor="bright_black", bold=True) if selected else Style()
+            return self._strip(self._row(self.rows[index], selected, width), width, style)
+        if y - 1 == room and hidden:
+            above, below = first, len(self.rows) - first - room
+            parts = [f"↑ {above} above" if above else "", f"↓ {below} more" if below else ""]
+            text = "  " + "  ".join(p for p in parts if p) + " (j/k)"
+            return self._strip(Text(text, style="dim"), width, Style())
+        return Strip.blank(width)
+
+    def _columns(self, width: int) -> tuple[int, bool]:
+        """Name width, and whether CPU/memory/restarts fit."""
+        names = max((len(r.view.name) for r in self.rows), default=4)
+        wide = width >= 70
+        fixed = 4 + 8 + 11 + (17 if wide else 0) + 2
+        return max(4, min(names, 22, width - fixed - 16)), wide
+
+    def _header(self, width: int) -> Text:
+        name_w, wide = self._columns(width)
+        head = f"    {'NAME'.ljust(name_w)} {'PID':>7} {'STATE':<10} "
+        tail = f" {'↻':>3} {'CPU':>5} {'MEM':>6}  " if wide else "  "
+        return Text(head + "STATUS".ljust(max(0, width - len(head) - len(tail))) + tail)
+
+    def _row(self, row: Row, selected: bool, width: int) -> Text:
+        view = row.view
+        name_w, wide = self._columns(width)
+        lk = look(view)
+        text = Text()
+        text.append(f"{row.number if row.number else ' '}", style="dim")
+        text.append("▶" if selected else " ")
+        text.append(lk.mark + " ", style=lk.style)
+        name = view.name if len(view.name) <= name_w else view.name[: name_w - 1] + "…"
+        text.append(name.ljust(name_w) + " ", style="bold")
+        text.append(f"{view.pid or '-':>7} ")
+        text.append(f"{lk.label:<10} ", style=lk.style)
+        if wide:
+            usage = row.usage
+            cpu = f"{usage.cpu_percent:.0f}%" if usage and view.alive else "-"
+            mem = memory(usage.rss_bytes) if usage and view.alive else "-"
+            tail = f" {view.restarts:>3} {cpu:>5} {mem:>6} "
+        else:
+            tail = " "
+        room = max(0, width - text.cell_len - len(tail) - 1)
+        text.append_text(self._detail(view, room))
+        text.append(tail)
+        text.append("•" if row.active and not selected else " ", style="bold yellow")
+        return text
+
+    def _detail(self, view: ProcessView, room: int) -> Text:
+        now = self.second / 10
+        cd = countdown(view, now)
+        if cd is not None:
+            return countdown_text(cd, room, short=True)
+        if view.phase is Phase.RUNNING and view.started_at is not None:
+            words = running_words(view, now)
+        elif view.phase is Phase.BACKOFF and view.restart_at is not None:
+            left = max(0.0, view.restart_at - now)  # a countdown: every second counts
+            words = f"restart in {math.ceil(left)}s" if left < 60 else \
+                f"restart in {duration(left)}"
+        elif view.phase is Phase.WAITING and view.waiting_for:
+            words = f"waiting for {', '.join(view.waiting_for)}"
+        elif view.phase is Phase.HELD:
+            words = f"held: {view.held}"
+        elif view.phase is Phase.ENDED and view.outcome is not None:
+            ago = f" ({duration(now - view.ended_at)} ago)" if view.ended_at else ""
+            words = view.outcome.text + ago
+        else:
+            words = ""
+        return fit(Text(words), room)
+
+    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+        return Strip(segments(text, self.app.console)).crop_extend(0, width, None) \
+            .apply_style(style)

@@ -1,0 +1,391 @@
+"""The control commands: clients of a running supervisor's socket, for people and scripts.
+
+``status``, ``stop|start|restart|kill|abandon NAME...``, ``extend NAME SECONDS``,
+``logs NAME``, ``down`` and ``attach``. Each finds the supervisor the way ``run`` named
+its run directory (from -f FILE, ./proctui.toml or ./Procfile, or this directory), or
+the only one running when there is no config here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from proctui.core.life.stages import Why
+from proctui.core.life.stop import Phase
+from proctui.core.output.lines import Stream
+from proctui.core.output.text import clean
+from proctui.core.store.rundir import default_run_dir
+from proctui.core.view import ProcessView
+from proctui.frontends.policy import Ladder, Rung, climb, summary
+from proctui.frontends.report import still_stopping
+from proctui.frontends.words import countdown, duration, look, running_words
+from proctui.protocol import commands
+from proctui.protocol.commands import Fault
+from proctui.protocol.wire import SOCKET
+from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
+
+CONFIGS = ("proctui.toml", "Procfile")
+
+
+# -- finding the supervisor ----------------------------------------------------------------
+
+
+def locate(file: Path | None, run_dir: Path | None) -> Path:
+    """The run directory to talk to. Raises NoSupervisor with the reason when none fits."""
+    if run_dir is not None:
+        return run_dir
+    if file is not None:
+        if not file.is_file():
+            raise NoSupervisor(f"{file}: file not found")
+        return default_run_dir(file)
+    here = Path.cwd()
+    for name in CONFIGS:
+        if (here / name).is_file():
+            return default_run_dir(here / name)
+    mine = default_run_dir(here)  # proctui run 'CMD' ... from this directory
+    if (mine / SOCKET).exists():
+        return mine
+    silent: list[NotAnswering] = []
+    live = running(silent)
+    if len(live) == 1 and not silent:
+        return live[0][0]
+    if not live and len(silent) == 1:
+        raise silent[0]
+    if not live and not silent:
+        raise NoSupervisor("no supervisor is running (and no proctui.toml or Procfile "
+                           "here): start one with proctui up, or pass -f FILE or --run-dir")
+    listed = [f"{path} ({hello.get('source') or 'commands'}, pid {hello.get('pid')})"
+              for path, hello in live] + [f"pid {e.pid} (not answering)" for e in silent]
+    raise NoSupervisor(f"{len(listed)} supervisors are running; pick one with --run-dir: "
+                       f"{'; '.join(listed)}")
+
+
+def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every supervisor of ours that answers, with its hello; those that do not answer
+    go to ``silent``."""
+    root = default_run_dir(Path("/")).parent
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in sorted(root.iterdir()):
+            if not (entry / SOCKET).exists():
+                continue
+            try:
+                conn = Connection.open(entry)
+            except NotAnswering as e:
+                if silent is not None:
+                    silent.append(e)
+                continue
+            except NoSupervisor:
+                continue
+            found.append((entry, conn.hello))
+            conn.close()
+    return found
+
+
+def connect(file: Path | None, run_dir: Path | None) -> Connection:
+    return Connection.open(locate(file, run_dir))
+
+
+# -- status ---------------------------------------------------------------------------------
+
+
+def detail(view: ProcessView, now: float) -> str:
+    """Where a process is, in the words of the console's table."""
+    phase = view.phase
+    if phase is Phase.RUNNING:
+        return running_words(view, now)
+    if phase is Phase.DECIDING:
+        return (f"stop timeout reached: waiting for a decision (proctui kill|extend|abandon "
+                f"{view.name}, or proctui attach)")
+    if phase.stopping:
+        cd = countdown(view, now)
+        return cd.text if cd is not None else phase.value
+    if phase is Phase.WAITING:
+        return f"waiting for {', '.join(view.waiting_for)}" if view.waiting_for else "waiting"
+    if phase is Phase.BACKOFF:
+        due = f"restarts in {max(0.0, (view.restart_at or now) - now):.1f}s"
+        return f"{due} (last: {view.outcome.text})" if view.outcome else due
+    if phase is Phase.HELD:
+        return view.held
+    if view.outcome is not None:
+        return view.outcome.text
+    return "not started" if phase is Phase.ENDED else phase.value
+
+
+def status_json(conn: Connection, now: float) -> dict[str, Any]:
+    hello, state = conn.hello, conn.state
+    processes = []
+    for v in conn.ordered_views():
+        processes.append({
+            "name": v.name, "state": look(v).label, "phase": v.phase.value, "pid": v.pid,
+            "uptime": round(now - v.started_at, 3) if v.alive and v.started_at else None,
+            "ready": v.ready_at is not None,
+            "deadline_in": round(v.deadline - now, 3) if v.deadline is not None else None,
+            "deadline_action": v.deadline_action.value if v.deadline is not None else None,
+            "decision_waiting": v.phase is Phase.DECIDING,
+            "outcome": v.outcome.text if v.outcome is not None else None,
+            "restarts": v.restarts, "status": v.status, "detail": detail(v, now)})
+    return {"supervisor": {
+        "pid": hello.get("pid"), "version": hello.get("version"),
+        "source": hello.get("source"), "run_dir": hello.get("run_dir"),
+        "started": hello.get("started"), "consoles": state.get("consoles", 0),
+        "shutting_down": state.get("shutting_down"), "all_ended": state.get("all_ended"),
+        "exit_status": state.get("exit_status")}, "processes": processes}
+
+
+def status(conn: Connection, as_json: bool, out: TextIO) -> int:
+    now = time.monotonic()
+    if as_json:
+        out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
+        return 0
+    views = conn.ordered_views()
+    rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now)) for v in views]
+    head = ("NAME", "STATE", "PID", "")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    for row in [head, *rows]:
+        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
+        out.write(clean(f"{line}  {row[3]}".rstrip()) + "\n")
+    hello, state = conn.hello, conn.state
+    up = duration(time.time() - float(hello.get("started") or time.time()))
+    consoles = int(state.get("consoles") or 0)
+    words = [f"supervisor pid {hello.get('pid')}, up {up}", f"run dir {hello.get('run_dir')}",
+             f"{consoles} console{'s' if consoles != 1 else ''} attached"]
+    if state.get("shutting_down"):
+        words.append("stopping everything")
+    out.write(clean(" · ".join(words)) + "\n")
+    return 0
+
+
+# -- commands on processes -------------------------------------------------------------
+
+
+def act(conn: Connection, op: str, names: tuple[str, ...], out: TextIO,
+        by: float | None = None) -> int:
+    """Send the table's ``op`` for each name; 0 when every one acted, 1 when the core
+    said no to one."""
+    known = conn.names
+    for name in names:
+        if name not in known:
+            raise UnknownProcess(name, known)
+    status = 0
+    for name in names:
+        request = commands.Extend(name, by) if op == "extend" else commands.BY_NAME[op](name)
+        reply = conn.call(request)
+        if reply.fault is Fault.UNKNOWN_NAME:
+            raise UnknownProcess(name, known)
+        out.write(clean(reply.text or f"{op} {name}: done") + "\n")
+        if not reply.ok:
+            status = 1
+    return status
+
+
+class UnknownProcess(Exception):
+    def __init__(self, name: str, known: list[str]) -> None:
+        shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+        super().__init__(f"no process named {name!r} (there are: {shown or 'none'})")
+
+
+# -- logs -----------------------------------------------------------------------------------
+
+
+def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: TextIO) -> int:
+    if name not in conn.names:
+        raise UnknownProcess(name, conn.names)
+    colour = _is_tty(out)
+    page = conn.call(commands.Tail(name, lines=lines))
+    end = page.total  # what was there when asked: a flood cannot keep us paging for ever
+    while True:  # a page at a time: the supervisor bounds each reply
+        if page.fault is Fault.UNKNOWN_NAME:
+            raise UnknownProcess(name, conn.names)
+        _print_lines(out, page.lines, page.streams, colour)
+        if not page.more or page.next >= end or not page.lines:
+            break
+        page = conn.call(commands.Tail(name, start=page.next))
+    with contextlib.suppress(OSError, ValueError):
+        out.flush()
+    if not follow:
+        return 0
+    conn.send(commands.Watch([name], start={name: page.next}))
+    while True:
+        message = conn.event()  # raises NotAnswering when the supervisor falls silent
+        if message is None:
+            return 0  # the supervisor ended
+        if message.get("t") == "out" and message.get("n") == name:
+            if message.get("d"):
+                out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
+            _print_lines(out, message["l"], _expand(message["s"]), colour)
+            with contextlib.suppress(OSError, ValueError):
+                out.flush()
+
+
+def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool) -> None:
+    text = [clean(line, colour) for line, stream in zip(lines, streams, strict=False)
+            if stream != Stream.PROCTUI]
+    if text:
+        out.write("\n".join(text) + "\n")
+
+
+def _expand(runs: list[list[int]]) -> list[int]:
+    return [s for s, count in runs for _ in range(count)]
+
+
+def _is_tty(out: TextIO) -> bool:
+    try:
+        return out.isatty() and "NO_COLOR" not in os.environ
+    except (AttributeError, ValueError):
+        return False
+
+
+# -- down -----------------------------------------------------------------------------------
+
+
+COUNTDOWN_EVERY = 5.0
+EXIT_WAIT = 10.0  # seconds: how long down waits for the supervisor to exit once all ended
+
+
+class Down:
+    """Stop everything as the headless runner would (an "ask" acts as a kill), printing
+    output, notices and countdowns, then the summary. ctrl+c once kills what is still
+    stopping; twice abandons it and stops watching."""
+
+    def __init__(self, conn: Connection, out: TextIO) -> None:
+        from proctui.frontends.printer import Printer, use_colour
+
+        self.conn = conn
+        self.core = core = RemoteCore(conn, replay=0, kind="down")
+        self.news = threading.Event()
+        core.listen(self.news.set)
+        self.printer = Printer(core.names or ["proctui"], out, use_colour(out))
+        # Where each pane's new lines begin; known once its first lines arrive (the
+        # supervisor numbers them, and only lines from now on are sent).
+        self.seen: dict[str, int | None] = {name: None for name in core.names}
+        # Each stop's own notices come first; a countdown line only after 5 s of quiet.
+        self.last_said = dict.fromkeys(core.names, time.monotonic())
+        self.interrupts = 0
+        self.ladder = Ladder(start=Rung.KILL)  # down has asked for the stop already
+
+    def run(self) -> int:
+        core, printer = self.core, self.printer
+        previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        try:
+            core.set_interactive(False)
+            reply = core.stop_all(why=Why.DOWN).result(timeout=30)
+            printer.say(f"stopping everything (supervisor pid {self.conn.hello.get('pid')})"
+                        + ("" if reply.ok else f": {reply.text}"))
+            handled = 0
+            while not core.all_ended() and core.gone is None:
+                self.news.wait(1.0)
+                self.news.clear()
+                core.changes()
+                self._print_new()
+                self._countdowns()
+                if self.interrupts > handled:
+                    handled = self.interrupts
+                    if self._interrupted(handled):
+                        break
+            if core.all_ended():
+                self._until_exited()
+            self._print_new()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        status = 1
+        if core.not_answering is not None and not core.all_ended():
+            printer.finish(2.0)
+            core.close()
+            raise core.not_answering  # one line, exit status 2
+        if not core.all_ended():
+            printer.say(core.gone or "stopped watching before everything had ended")
+        else:
+            lines, status = summary(core)
+            for line in lines:
+                printer.say(line)
+        printer.finish(2.0)
+        core.close()
+        return status
+
+    def _until_exited(self) -> None:
+        """Everything has ended; the supervisor now sends what is final (the last lines
+        can arrive after the state that says all ended) and exits. Wait for that, briefly,
+        so nothing is left unprinted and a `proctui up` right after finds the run
+        directory free."""
+        from proctui.core.os.procfs import read_stat
+
+        deadline = time.monotonic() + EXIT_WAIT
+        while self.core.gone is None and time.monotonic() < deadline and \
+                self.interrupts == 0:
+            self.news.wait(0.1)
+            self.news.clear()
+            self._print_new()
+        pid = self.conn.hello.get("pid")
+        while isinstance(pid, int) and time.monotonic() < deadline and self.interrupts == 0:
+            st = read_stat(pid)
+            if st is None or not st.live:
+                break
+            time.sleep(0.02)
+
+    def _on_interrupt(self, _signum: int, _frame: object) -> None:
+        self.interrupts += 1
+        self.news.set()
+
+    def _print_new(self) -> None:
+        for name in self.core.names:
+            buf = self.core.buffer(name)
+            mark = buf.mark()
+            start = self.seen[name]
+            if start is None:
+                if not mark.total:
+                    continue
+                start = mark.first
+            if mark.total == start:
+                continue
+            got = buf.read(start)
+            self.seen[name] = got.first + len(got.lines)
+            if got.dropped:
+                self.printer.say(f"{got.dropped} lines of output not shown: this reader "
+                                 "fell behind", name)
+            for line, stream in zip(got.lines, got.streams, strict=False):
+                if stream == Stream.PROCTUI:
+                    self.printer.say(line, name)
+                    self.last_said[name] = time.monotonic()
+                else:
+                    self.printer.lines(name, [line])
+
+    def _countdowns(self) -> None:
+        now = time.monotonic()
+        for view in self.core.views():
+            if view.phase.stopping and \
+                    now - self.last_said.get(view.name, 0.0) >= COUNTDOWN_EVERY:
+                self.last_said[view.name] = now
+                self.printer.say(still_stopping(view, now), view.name)
+
+    def _interrupted(self, count: int) -> bool:
+        core = self.core
+        rung = self.ladder.press()
+        self.printer.say(self.ladder.words(rung, "ctrl+c"))
+        climb(core, rung)
+        if rung is not Rung.ABANDON:
+            return False
+        deadline = time.monotonic() + 2.0
+        while not core.all_ended() and core.gone is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return True
+
+
+def attach(conn: Connection, refresh_hz: float | None) -> int:
+    from proctui.frontends.console import attach_console
+
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        conn.close()
+        raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
+    core = RemoteCore(conn)
+    status = attach_console(core, refresh_hz=refresh_hz)
+    # The console has said the one line already; a silent supervisor is exit status 2.
+    return 2 if core.not_answering is not None else status

@@ -1,0 +1,248 @@
+"""The headless runner: every output line as ``name | text``, proctui's own lines as
+``proctui | ...``, and a summary at the end. For scripts, CI and non-terminals.
+
+Signals: the first SIGINT, SIGTERM or SIGHUP stops everything gracefully; a second SIGINT
+kills what is still stopping; a third abandons what is left and exits at once. A reader
+that goes away (a broken pipe: ``proctui run | head``) counts as a hangup; a reader that
+stalls never keeps proctui from exiting.
+
+The same runner is the detached supervisor (``linger``): it prints only its own notices
+(the output goes to the log files), ignores SIGHUP, and stays until someone stops
+everything, even once every process has ended by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from proctui.config import ProcessSpec
+from proctui.core.life.stages import Why
+from proctui.core.output.events import Dropped, EventQueue, Notice, Output
+from proctui.core.store.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.frontends.policy import Ladder, Rung, climb, summary
+from proctui.frontends.printer import Printer, use_colour
+from proctui.frontends.report import still_stopping
+from proctui.frontends.writer import Writer
+
+COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
+POLL = 0.1  # while something stops; output and notices wake the loop at once anyway
+# Idle, nothing needs the loop: a signal starts its stop in the handler, the stop's
+# notices and a reader gone (the writer says so) wake it. Only a safety net.
+POLL_IDLE = 5.0
+EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_WHY = {signal.SIGINT: Why.SIGINT, signal.SIGTERM: Why.SIGTERM, signal.SIGHUP: Why.HANGUP}
+
+
+class HeadlessRunner:
+    def __init__(self, supervisor: Supervisor, events: EventQueue, printer: Printer,
+                 stop_after: float | None = None, *, linger: bool = False,
+                 started: Callable[[], object] | None = None,
+                 closing: Callable[[], object] | None = None) -> None:
+        self.sup = supervisor
+        self.stop_after = stop_after
+        self.linger = linger
+        self.started = started  # once every process was launched
+        self.closing = closing  # when everything has ended, before the core stops
+        self.events = events
+        self.printer = printer
+        self._signals: list[int] = []
+        self._ladder = Ladder()
+        self._hangups = 0
+        self._stopping = False
+        self._said_broken = False
+        self._said_stop = False
+        self._last_countdown: dict[str, float] = {}
+        self._last_look = 0.0
+
+    def run(self) -> int:
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
+        if self.linger:
+            # Not SIG_IGN: that would be inherited by every process we start.
+            signal.signal(signal.SIGHUP, self._on_hangup)
+        try:
+            self.sup.start()
+            if self.started is not None:
+                self.started()
+            started = time.monotonic()
+            abandoned_all = False
+            while True:
+                self._drain(self._poll(started))
+                abandoned_all = self._handle_signals()
+                self._check_reader()
+                if (self.stop_after is not None and not self._stopping
+                        and time.monotonic() - started >= self.stop_after):
+                    self._stopping = True
+                    self.printer.say(f"--stop-after {self.stop_after:g}s: stopping everything")
+                    self.sup.stop_all(why=Why.STOP_AFTER)
+                self._countdowns()
+                if abandoned_all or (self.sup.all_ended() and (
+                        not self.linger or self.sup.shutting_down or self.sup.crash)):
+                    break
+            if abandoned_all:
+                # Let the abandon outcomes reach us before we print the summary.
+                deadline = time.monotonic() + 2.0
+                while not self.sup.all_ended() and time.monotonic() < deadline:
+                    self._drain(0.02)
+            self._drain(0)
+            status = self._summary()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if self.closing is not None:
+                self.closing()
+            self.sup.close()
+        self.printer.finish(EXIT_GRACE)
+        return status
+
+    def _poll(self, started: float) -> float:
+        """How long to wait for news: idle, a second (the queue wakes on any event)."""
+        if self._stopping or self._signals or self.sup.shutting_down:
+            return POLL
+        if self.stop_after is not None:
+            return max(0.0, min(POLL_IDLE, started + self.stop_after - time.monotonic()))
+        return POLL_IDLE
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        # Record it for the main loop to report; start the first stop right away. The
+        # command API only queues a call, so this is safe here, and it is kept even if
+        # the core has not finished starting.
+        # No locks here: a handler that waited for a lock its own thread held would hang.
+        # The stop's own notices wake the main loop.
+        self._signals.append(signum)
+        if self.linger and not self._stopping:
+            self.sup.set_interactive(False)  # as headless: nobody is asked any more
+        if not self._stopping:
+            self._stopping = True
+            self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
+
+    def _on_hangup(self, _signum: int, _frame: object) -> None:
+        self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
+
+    def _check_reader(self) -> None:
+        broken = self.printer.broken
+        if broken is None or self._said_broken:
+            return
+        self._said_broken = True
+        # Nobody reads us any more: like a hangup, stop everything per policy.
+        self.sup.set_interactive(False)
+        if not self._stopping:
+            self._stopping = True
+            self.sup.stop_all(why=Why.HANGUP)
+        with contextlib.suppress(OSError):
+            os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
+
+    def _handle_signals(self) -> bool:
+        while self._signals:
+            signum = self._signals.pop(0)
+            name = signal.Signals(signum).name
+            if not self._said_stop:
+                # The first signal of any kind already stopped everything (in the handler).
+                self._said_stop = True
+                self._ladder.press()
+                self.printer.say(self._ladder.words(Rung.STOP, f"received {name}"))
+            elif signum == signal.SIGINT:
+                rung = self._ladder.press()
+                if rung is Rung.ABANDON:
+                    left = [v for v in self.sup.views() if v.alive and v.pid]
+                    pids = ", ".join(f"{v.name} pid {v.pid}" for v in left) or "nothing"
+                    self.printer.say(f"{self._ladder.words(rung, 'received SIGINT')} "
+                                     f"({pids}) and exiting")
+                    climb(self.sup, rung)
+                    return True
+                self.printer.say(self._ladder.words(rung, "received SIGINT"))
+                climb(self.sup, rung)
+        return False
+
+    def _drain(self, timeout: float) -> None:
+        printer = self.printer
+        for event in self.events.get(timeout):
+            if type(event) is Output:
+                printer.lines(event.name, event.lines)
+            elif type(event) is Notice:
+                printer.say(event.text, event.name)
+                if event.name is not None:
+                    self._last_countdown[event.name] = time.monotonic()
+            elif type(event) is Dropped:
+                printer.say(f"{event.count} lines of output dropped: the reader fell behind",
+                            event.name)
+
+    def _countdowns(self) -> None:
+        now = time.monotonic()
+        if now - self._last_look < 1.0:
+            return  # once a second is enough, and it keeps a big run's loop light
+        self._last_look = now
+        if self._hangups:
+            self.printer.say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
+                             "supervisor goes on (SIGTERM or proctui down stops it)")
+            self._hangups = 0
+        for view in self.sup.views():
+            if not view.phase.stopping:
+                continue
+            if now - self._last_countdown.get(view.name, 0.0) < COUNTDOWN_EVERY:
+                continue
+            self._last_countdown[view.name] = now
+            self.printer.say(still_stopping(view, now), view.name)
+
+    def _summary(self) -> int:
+        lines, status = summary(self.sup)
+        for line in lines:
+            self.printer.say(line)
+        return status
+
+
+def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
+        leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
+        stop_after: float | None = None, source: str = "", linger: bool = False,
+        ready: Callable[[str | None], object] | None = None) -> int:
+    """Run ``specs`` headless until every process has ended (``linger``: until someone
+    stops everything); returns the exit status. The control socket is served from start
+    to end; ``ready`` is called once every process was launched, with the socket's error
+    if it could not be made."""
+    from proctui.frontends.upstream import Upstream
+    from proctui.remote.server import serve
+
+    stream = out or sys.stdout
+    # Before any process starts: the manager's variables are proctui's, not theirs.
+    upstream = Upstream.from_environ()
+    events = EventQueue(keep_output=not linger)
+    # A detached supervisor waits for an operator at an "ask" (the next console, or the
+    # control commands, answers); a plain headless run has nobody to ask.
+    sup = Supervisor(specs, events=events, interactive=linger, run_dir=run_dir,
+                     leftover_defaults=leftover_defaults)
+    sink: TextIO | Writer = stream
+    if out is None:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
+            sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake())
+    printer = Printer([s.name for s in specs], sink, use_colour(stream))
+    servers = []
+
+    def started() -> None:
+        server, error = serve(sup, run_dir, source)
+        if server is not None:
+            servers.append(server)
+        if error is not None and linger:
+            # Nobody could ever attach to it, or stop it but by a signal: do not stay.
+            sup.set_interactive(False)
+            sup.stop_all()
+        if ready is not None:
+            ready(error)
+        if upstream is not None:
+            upstream.start(sup.snapshot, specs)
+
+    def closing() -> None:
+        for server in servers:
+            server.close()
+        if upstream is not None:
+            upstream.close()
+
+    return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
+                          closing=closing).run()

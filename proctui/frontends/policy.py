@@ -1,0 +1,64 @@
+"""What every frontend does the same way, written once: the interrupt ladder (once: stop
+everything, twice: kill what is still stopping, thrice: abandon what is left), and the
+summary at the end with the exit status. Headless, ``down``, the console and the hangup
+guard all use these; their countdown lines are ``core.report.still_stopping``."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from enum import Enum
+
+from proctui.core.api import Core
+from proctui.frontends.report import summary_lines
+
+
+class Rung(Enum):
+    STOP = 1  # every stop sequence, with its countdowns
+    KILL = 2  # SIGKILL to whatever is still stopping
+    ABANDON = 3  # leave what is left running, and exit
+
+
+@dataclass
+class Ladder:
+    """Each press climbs one rung; ``start`` is where the first press lands (``down`` has
+    already asked for the stop, so its first ctrl+c kills)."""
+
+    start: Rung = Rung.STOP
+    key: str = "ctrl+c"
+    presses: int = 0
+
+    def press(self) -> Rung:
+        self.presses += 1
+        return Rung(min(Rung.ABANDON.value, self.start.value + self.presses - 1))
+
+    def words(self, rung: Rung, what: str) -> str:
+        """What the press did, and what the next one would do. ``what``: the press as
+        the operator knows it ("received SIGINT", "ctrl+c")."""
+        if rung is Rung.STOP:
+            return f"{what}: stopping everything ({self.key} again kills what is still " \
+                   "stopping)"
+        if rung is Rung.KILL:
+            again = " again" if self.presses > 1 else ""
+            return f"{what}{again}: killing what is still stopping ({self.key} once more " \
+                   "abandons it)"
+        return f"{what} again: abandoning what is left"
+
+
+def climb(core: Core, rung: Rung) -> None:
+    """Carry out a rung on the core (never blocks longer than a few seconds)."""
+    if rung is Rung.STOP:
+        core.stop_all()
+    elif rung is Rung.KILL:
+        core.kill_all()
+    else:
+        with contextlib.suppress(Exception):
+            core.abandon_all().result(timeout=5.0)
+
+
+def summary(core: Core) -> tuple[list[str], int]:
+    """The lines every frontend prints at the end, and proctui's exit status."""
+    lines = summary_lines(core.final(), core.views(), core.strays())
+    if core.crash:
+        lines.append(f"internal error: {core.crash}")
+    return lines, core.exit_status()

@@ -1,0 +1,80 @@
+"""Lines as every line-printing frontend prints them: ``name | text`` with the names
+padded (and coloured on a terminal), proctui's own as ``proctui | ...``. Used by the
+headless runner, ``proctui down``, and the summary a console prints when it closes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from typing import TextIO
+
+from proctui.core.output.text import clean, needs_cleaning
+from proctui.frontends.writer import Writer
+
+_COLOURS = ("36", "33", "32", "35", "34", "96", "93", "92", "95", "94")
+
+
+def use_colour(stream: TextIO) -> bool:
+    if "NO_COLOR" in os.environ:
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Printer:
+    """Formats lines with padded names into a Writer (or, in tests, any text stream)."""
+
+    def __init__(self, names: Sequence[str], out: TextIO | Writer, colour: bool) -> None:
+        self.out = out
+        self.width = max(len(n) for n in [*names, "proctui"])
+        self.colour = colour
+        self._prefix: dict[str, str] = {}
+        self._index = {name: i for i, name in enumerate(names)}
+
+    @property
+    def broken(self) -> str | None:
+        return self.out.broken if isinstance(self.out, Writer) else None
+
+    def prefix(self, name: str | None) -> str:
+        key = name or "\0proctui"
+        p = self._prefix.get(key)
+        if p is None:
+            label = (name or "proctui").ljust(self.width)
+            if self.colour:
+                code = "1" if name is None else _COLOURS[self._index.get(name, 0) % len(_COLOURS)]
+                label = f"\x1b[{code}m{label}\x1b[0m"
+            p = self._prefix[key] = f"{label} | "
+        return p
+
+    def lines(self, name: str | None, lines: Sequence[str]) -> None:
+        if not lines:
+            return
+        p = self.prefix(name)
+        text = p + f"\n{p}".join(lines) + "\n"
+        # One scan of the whole chunk in C: most output holds nothing to clean, and a
+        # flood of millions of lines must not be cleaned one line at a time.
+        if needs_cleaning(text, self.colour):
+            colour = self.colour
+            text = p + f"\n{p}".join(clean(line, colour) for line in lines) + "\n"
+        self.write(text, len(lines))
+
+    def say(self, text: str, name: str | None = None) -> None:
+        """A line of proctui's own, about process ``name`` (or about itself)."""
+        self.lines(None, [f"{name}: {text}" if name else text])
+
+    def write(self, text: str, count: int = 1) -> None:
+        if isinstance(self.out, Writer):
+            self.out.write(text, count)
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.out.write(text)
+
+    def finish(self, timeout: float) -> bool:
+        if isinstance(self.out, Writer):
+            return self.out.drain(timeout)
+        with contextlib.suppress(OSError, ValueError):
+            self.out.flush()
+        return True

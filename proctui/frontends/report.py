@@ -1,0 +1,46 @@
+"""Words every frontend shares: the summary at the end, and the countdown of a stop."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from proctui.core.life.outcome import Outcome, seconds
+from proctui.core.life.stop import DeadlineAction, Phase
+from proctui.core.view import ProcessView
+
+
+def summary_lines(finals: Sequence[tuple[str, Outcome | None]], views: Sequence[ProcessView],
+                  strays: Sequence[int] = ()) -> list[str]:
+    """One line per process: its last outcome (and how often it was restarted)."""
+    restarts = {v.name: v.restarts for v in views}
+    width = max((len(n) for n, _ in finals), default=0)
+    lines = ["summary:"]
+    for name, outcome in finals:
+        text = outcome.text if outcome is not None else "not started"
+        count = restarts.get(name, 0)
+        if count:
+            text += " (restarted once)" if count == 1 else f" (restarted {count} times)"
+        lines.append(f"  {name.ljust(width)}  {text}")
+    if strays:
+        pids = ", ".join(map(str, strays[:8]))
+        lines.append(f"  left behind, owner unknown: pid{'s' if len(strays) > 1 else ''} "
+                     f"{pids} still running")
+    return lines
+
+
+def action_words(view: ProcessView) -> str:
+    """What happens at the deadline: "SIGKILL", "abandon", "decision", "giving up"."""
+    if view.deadline_action is DeadlineAction.GIVE_UP:
+        return "giving up"
+    return str(view.deadline_action.value)
+
+
+def still_stopping(view: ProcessView, now: float) -> str:
+    """A headless countdown line: where a stopping process is."""
+    since = seconds(now - (view.stop_requested_at or view.kill_sent_at or now))
+    if view.phase is Phase.DECIDING:
+        return f"still stopping after {since}: waiting for a decision"
+    if view.deadline is None:
+        return f"still stopping after {since}: waiting without a deadline"
+    return (f"still stopping after {since}: {action_words(view)} in "
+            f"{seconds(view.deadline - now)}")
