@@ -94,3 +94,14 @@ def test_no_module_over_four_hundred_lines():
     long = {str(p.relative_to(root)): n for p in root.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 400}
     assert not long, long
+
+
+def test_the_readme_layout_names_every_module():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    layout = (root / "README.md").read_text().split("## Layout", 1)[1]
+    missing = [str(p.relative_to(root)) for p in (root / "proctui").rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py")
+               and f"`{p.name}`" not in layout]
+    assert not missing, f"the README's layout does not name {missing}"
