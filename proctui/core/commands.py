@@ -11,7 +11,6 @@ from proctui.core.life.machine import Stage, Why
 from proctui.core.life.outcome import Who, setting
 from proctui.core.life.words import not_running
 from proctui.core.process import Managed
-from proctui.core.store.kinds import Kind
 from proctui.core.view import Action, Reply
 
 
@@ -41,10 +40,7 @@ class Commands:
         dependencies, in stages: a process waits for everything that depends on it to
         end first (``ordered=False``: now, regardless of order)."""
         e = self.e
-        if e.shutdown_why is None:
-            e.shutdown_why = why
-            e.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered)
-        e.shutting_down = True
+        e.begin_shutdown(why, ordered=ordered)
         staged = ordered and e.deps.any
         if not ordered:
             for m in e.processes:
@@ -55,9 +51,8 @@ class Commands:
             e.lineage.update(e._runs)  # one walk for the slice
             for m in todo[:chunk]:
                 after = e.inbox.dependents_of(m) if staged and m.active else ()
-                if after:
-                    m.stage, m.stages = e.deps.stage.get(m.spec.name, 0), e.deps.stages
-                e.post(m, life.Shutdown(why, after, m.stage, m.stages))
+                e.post(m, life.Shutdown(why, after, e.deps.stage.get(m.spec.name, 0),
+                                        e.deps.stages))
             del todo[:chunk]
             if todo:
                 e.loop.call_soon(next_slice)
@@ -91,10 +86,7 @@ class Commands:
         for m in e.processes:
             e.post(m, life.ReleaseStop())  # held stops: the kill or abandon reaches them
         if action is Action.ABANDON:
-            if e.shutdown_why is None:
-                e.shutdown_why = Why.OPERATOR
-                e.journal.write(Kind.SHUTDOWN, why=Why.OPERATOR.value, abandon=True)
-            e.shutting_down = True
+            e.begin_shutdown(Why.OPERATOR, abandon=True)
         for m in e.processes:
             if m.active or (action is Action.ABANDON and m.life.stage is Stage.HELD):
                 self.act(m, action)
@@ -117,7 +109,7 @@ class Commands:
         """Nobody can answer any more (the terminal hung up): "ask" acts as "kill", a
         process already parked for a decision is killed now, and a held leftover is left
         alone."""
-        self.e.interactive = interactive
+        self.e.interactive = interactive  # for the runs spawned from now on
         for m in self.e.processes:
             if m.active and m.run is not None:
                 m.run.set_interactive(interactive)
@@ -148,6 +140,5 @@ class Commands:
         return self._post(m, life.AdoptCmd())
 
     def clear(self, m: Managed) -> Reply:
-        m.buffer.clear()
-        self.e.changed(m)
+        self.e.clear_output(m)
         return Reply(True)

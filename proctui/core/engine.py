@@ -152,6 +152,18 @@ class Engine:
         if heard.ready_at is not None:
             self.inbox.look_again()  # a dependency may be met now
 
+    def begin_shutdown(self, why: life.Why, ordered: bool = True, abandon: bool = False) -> None:
+        """Everything is stopping from now on; the first reason is journaled."""
+        if self.shutdown_why is None:
+            self.shutdown_why = why
+            self.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered,
+                               abandon=abandon or None)
+        self.shutting_down = True
+
+    def clear_output(self, m: Managed) -> None:
+        m.buffer.clear()
+        self._publish(m)
+
     def _all_ended(self) -> None:
         if self.events is not None:
             self.events.wake()

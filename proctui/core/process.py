@@ -40,8 +40,6 @@ class Managed:
         self.paused = False
         self.status = ""
         self.ready_at: float | None = None
-        self.stage = 0
-        self.stages = 0
         self.log: LogFile | None = None  # its output on disk (none for a leftover)
         self.view = self.build_view(0)
 
@@ -119,8 +117,8 @@ class Managed:
             ready_at=self.ready_at if live else None,
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),
             stops_after=self.stops_after,
-            stage=self.stage,
-            stages=self.stages,
+            stage=self.life.stop_stage,
+            stages=self.life.stop_stages,
             seq=seq,
         )
 

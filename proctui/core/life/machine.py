@@ -304,7 +304,8 @@ def _shutdown(life: Life, e: Shutdown) -> tuple[Life, list[Effect]]:
         return replace(life, stop_wanted=True, restart_wanted=False), []
     life = replace(life, stop_wanted=True, restart_wanted=False)
     if e.after:
-        return replace(life, stops_after=e.after), [
+        return replace(life, stops_after=e.after, stop_stage=e.stage,
+                       stop_stages=e.stages), [
             Say(f"stops after {', '.join(e.after)} (stage {e.stage} of {e.stages})"),
             Record(Kind.STAGE, (("stage", e.stage), ("of", e.stages), ("after", list(e.after))))]
     return life, [RequestStop()]

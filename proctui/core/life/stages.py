@@ -60,6 +60,8 @@ class Life:
     adopted: bool = False  # a held leftover the operator took as ours
     interactive: bool = True  # someone can answer
     stops_after: tuple[str, ...] = ()  # its stop waits for these dependents to end
+    stop_stage: int = 0  # its stage of a staged shutdown (0: none), of ``stop_stages``
+    stop_stages: int = 0
     waiting_for: tuple[str, ...] = ()  # dependencies not met yet
 
     @property
