@@ -27,7 +27,7 @@ class OnPty(Pty):
         super().__init__([sys.executable, "-m", "proctui", "run", "--run-dir",
                           str(self.run_dir), *args], tmp_path, size=(30, 100))
 
-    def pids(self, count: int, timeout: float = 20.0) -> list[int]:
+    def pids(self, count: int, timeout: float = 60.0) -> list[int]:
         """The children's pids, from their PID files, once all ``count`` have started."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
