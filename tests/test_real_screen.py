@@ -56,3 +56,65 @@ def test_the_outcome_line_ends_the_pane(installed, tmp_path, rows, columns):
         screen.finish()
     finally:
         screen.close()
+
+
+def help_items() -> list[str]:
+    """Each key of the help as its row begins: the key, then its first words."""
+    from proctui.console.keys import DIALOG, LEAVE, MAIN, READING, help_rows
+
+    rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+    width = max(len(key) for _, key, _ in rows)
+    return [f"{key.ljust(width)}  {words[:20]}" for _, key, words in rows]
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_help_scrolls_with_the_keys_people_press(installed, tmp_path, rows, columns):
+    from proctui.console.keys import reading_line
+
+    screen = console(installed, tmp_path, "a=sleep 100", rows=rows, columns=columns)
+    try:
+        screen.wait_text("sleep" if columns > 60 else "a")
+        screen.wait(lambda lines: "Help" in lines[-1] or "?" in lines[-1], what="key bar")
+        screen.press(b"?")
+        screen.wait_text("proctui keys")
+        items = help_items()
+        seen: set[str] = set()
+
+        def visible(lines: list[str]) -> set[str]:
+            return {item for item in items if any(item in line for line in lines)}
+
+        screen.settle()
+        assert reading_line()[:20] in screen.text(), "the help says how to scroll it"
+        first = visible(screen.lines())
+        seen |= first
+        # PgDn, then End, then back with PgUp, Home, and line by line with j, ↓, k, ↑.
+        for _ in range(12):
+            screen.press(KEYS["pgdn"])
+            screen.settle(quiet=0.2)
+            seen |= visible(screen.lines())
+        assert seen == set(items), f"never shown: {set(items) - seen}\n{screen.text()}"
+        screen.press(KEYS["home"])
+        screen.wait(lambda lines: visible(lines) == first, what="Home back at the top")
+        screen.press(KEYS["end"])
+        screen.wait(lambda lines: items[-1] in "\n".join(lines), what="End at the bottom")
+        if len(first) < len(items):  # it scrolls here: the line keys move it too
+            def top(lines: list[str]) -> str:
+                """The first row of the help under its title."""
+                at = next(i for i, line in enumerate(lines) if "proctui keys" in line)
+                rest = [line for line in lines[at + 1:] if line.strip("█ ")]
+                return rest[0] if rest else ""
+
+            screen.press(KEYS["home"])
+            screen.wait(lambda lines: visible(lines) == first, what="Home at the top")
+            at_top = top(screen.lines())
+            for down, up in ((b"j", b"k"), (KEYS["down"], KEYS["up"])):
+                screen.press(down)
+                screen.wait(lambda lines: top(lines) != at_top, what=f"{down!r} a line down")
+                screen.press(up)
+                screen.wait(lambda lines: top(lines) == at_top, what=f"{up!r} a line up")
+        screen.press(KEYS["escape"])
+        screen.wait(lambda lines: "proctui keys" not in "\n".join(lines), what="Esc closing")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

@@ -19,7 +19,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from proctui.console.keys import DIALOG, LEAVE, MAIN, bindings, find, help_rows
+from proctui.console.keys import (
+    DIALOG,
+    LEAVE,
+    MAIN,
+    READING,
+    bindings,
+    find,
+    help_rows,
+    reading_line,
+)
 from proctui.core.outcome import seconds, setting
 from proctui.core.view import ProcessView
 
@@ -220,45 +229,60 @@ class LeaveScreen(ModalScreen[str]):
         self.dismiss(answer)
 
 
-class HelpScreen(ModalScreen[None]):
-    """Every key, from the key table itself."""
+class ReadingScreen(ModalScreen[None]):
+    """A long text to read (the help, the timeline): it scrolls with the reading keys of
+    the key table, whatever has focus, and its first line says how."""
 
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss_help", "Close")]
+    BINDINGS = bindings(READING)
+    TITLE_WORDS = ""
+
+    def body(self) -> Text:
+        raise NotImplementedError
 
     def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Static(Text(f"{self.TITLE_WORDS} · {reading_line()}", style="bold"),
+                         id="help-title")
+            with VerticalScroll(id="help-keys", can_focus=False):
+                yield Static(self.body())
+
+    def action_scroll(self, way: str) -> None:
+        view = self.query_one("#help-keys", VerticalScroll)
+        getattr(view, f"scroll_{way}")(animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ReadingScreen):
+    """Every key, from the key table itself."""
+
+    BINDINGS = [Binding("question_mark", "close", "Close")]
+    TITLE_WORDS = "proctui keys"
+
+    def body(self) -> Text:
         text = Text()
-        width = max(len(k) for _, k, _ in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE))
+        rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+        width = max(len(k) for _, k, _ in rows)
         last = None
-        for group, key, words in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
+        for group, key, words in rows:
             if group != last:
                 text.append(("\n" if last else "") + group + "\n", style="bold")
                 last = group
             text.append(f"  {key.ljust(width)}  ", style="bold cyan")
             text.append(words + "\n")
-        with Vertical(id="help"):
-            yield Static(Text("proctui keys · Escape or ? closes", style="bold"))
-            with VerticalScroll(id="help-keys"):
-                yield Static(text)
-
-    def action_dismiss_help(self) -> None:
-        self.dismiss(None)
+        return text
 
 
-class TimelineScreen(ModalScreen[None]):
+class TimelineScreen(ReadingScreen):
     """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
 
-    BINDINGS = [Binding("escape,t,q", "dismiss_timeline", "Close")]
+    BINDINGS = [Binding("t", "close", "Close")]
+    TITLE_WORDS = "timeline of this run"
 
     def __init__(self, lines: list[str]) -> None:
         super().__init__()
         self.lines = lines
 
-    def compose(self) -> ComposeResult:
-        text = Text("\n".join(self.lines))
-        with Vertical(id="help"):
-            yield Static(Text("timeline of this run · Escape or t closes", style="bold"))
-            with VerticalScroll(id="help-keys"):
-                yield Static(text)
-
-    def action_dismiss_timeline(self) -> None:
-        self.dismiss(None)
+    def body(self) -> Text:
+        return Text("\n".join(self.lines))

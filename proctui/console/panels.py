@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from proctui.console.keys import MAIN, Key, bar_items, fit, shown
+from proctui.console.keys import MAIN, Key, bar_items, find, fit, shown
 from proctui.console.render import countdown, countdown_text, look
 from proctui.core.machine import Phase
 from proctui.core.view import ProcessView
@@ -69,7 +69,11 @@ class KeyBar(Widget):
 
     def render(self) -> Text:
         items = [f"{key} {label}" for key, label in bar_items(self.keys)]
-        line = fit(items, self.size.width - 1)
+        # "? Help" always shows, at the end: it leads to every key the bar has no room for.
+        help_item = f"{shown('help')} {find('help').label}"
+        others = [item for item in items if item != help_item]
+        line = fit(others, self.size.width - 1 - len(help_item) - 2)
+        line = f"{line}  {help_item}" if line else fit([help_item], self.size.width - 1)
         text = Text(" ")
         for i, item in enumerate(line.split("  ") if line else []):
             key, _, label = item.partition(" ")
