@@ -579,3 +579,15 @@ def test_ages_change_each_second_then_each_ten_then_each_minute():
     assert quantum([fake_core.view("a", Phase.BACKOFF, restart_at=now + 30)], now) == 1.0
     assert quantum([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
                                    deadline=now + 4)], now) == 0.1
+
+
+def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():
+    from proctui.console.dialogs import listed
+
+    items = tuple(f"p{i} (pid {1000 + i})" for i in range(1, 26))
+    assert listed(items, 72, 20, "Left running:")[-1].endswith("p25 (pid 1025)")
+    for rows in (1, 2, 5):
+        lines = listed(items, 40, rows, "Left running:")
+        assert len(lines) <= rows and all(len(line) <= 40 for line in lines), lines
+        more = int(re.search(r"\+(\d+) more$", lines[-1]).group(1))
+        assert len(re.findall(r"p\d+ \(pid \d+\)", " ".join(lines))) + more == 25

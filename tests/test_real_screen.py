@@ -118,3 +118,46 @@ def test_help_scrolls_with_the_keys_people_press(installed, tmp_path, rows, colu
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+SLOW_STOP = "trap 'sleep 3; exit 0' TERM; while :; do sleep 0.2; done"
+
+
+def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
+    """80x24 with 25 processes: the confirm dialog keeps its question and buttons and
+    counts what it cannot list; the quit panel says "+N more"."""
+    import re
+
+    # Names long enough that one fits a line: 25 of them cannot all be listed in 24 rows.
+    commands = [f"worker-with-a-long-name-{i:02}={SLOW_STOP}" for i in range(1, 26)]
+    screen = console(installed, tmp_path, *commands, rows=24, columns=80)
+    try:
+        screen.wait_text("running")
+
+        def dialog_counts(lines: list[str]) -> tuple[int, int] | None:
+            text = "\n".join(lines)
+            more = re.search(r"\+(\d+) more", text)
+            if "Abandon everything still running" not in text or not more or \
+                    "Yes y" not in text or "No n" not in text:
+                return None
+            names = re.findall(r"\bworker-with-a-long-name-\d+ \(pid \d+\)", text)
+            return len(names), int(more.group(1))
+
+        for _ in range(20):  # until all 25 have started (they start at once, but not instantly)
+            screen.press(b"Q")
+            screen.wait(lambda lines: dialog_counts(lines) is not None,
+                        what="the question, Yes/No and +N more")
+            listed, more = dialog_counts(screen.lines())
+            screen.press(b"n")
+            screen.wait(lambda lines: "Abandon everything" not in "\n".join(lines),
+                        what="No closing the dialog")
+            if listed + more == 25:
+                break
+        assert listed + more == 25 and listed >= 3, (listed, more)
+        screen.press(b"q")
+        screen.wait(lambda lines: "Quitting" in "\n".join(lines) and
+                    re.search(r"\+\d+ more: worker", "\n".join(lines)) is not None,
+                    what="the quit panel's +N more")
+        assert screen.finish(timeout=60) == 0
+    finally:
+        screen.close()

@@ -170,10 +170,10 @@ class QuitActions(_Base):
                 self.core.abandon_all().add_done_callback(
                     lambda _f: self.call_from_thread(self.exit))
 
-        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
+        left = tuple(f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid)
         self.push_screen(ConfirmScreen(
             "Abandon everything still running and exit now?",
-            ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
+            "" if left else "Nothing is running.", items=left, prefix="Left running:"),
             answered)
 
     def action_stop_all_now(self) -> None:

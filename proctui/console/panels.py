@@ -41,7 +41,11 @@ class ShutdownPanel(Widget):
         text.append(title[:width], style="bold")
         name_w = max((len(v.name) for v in self.views), default=4)
         now = self.now / 10
-        for view in self.views:
+        shown_views = self.views
+        room_rows = self.size.height - 1  # under the title
+        if 0 < room_rows < count:  # the panel is capped: the last row counts the rest
+            shown_views = self.views[: max(0, room_rows - 1)]
+        for view in shown_views:
             text.append("\n")
             lk = look(view)
             text.append(f" {lk.mark} ", style=lk.style)
@@ -57,6 +61,12 @@ class ShutdownPanel(Widget):
             elif view.phase is Phase.HELD:
                 text.append(f"held, not proven ours: {shown('stop')} stops it, "
                             f"{shown('abandon')} leaves it"[:room], style="yellow")
+        if len(shown_views) < count:
+            rest = self.views[len(shown_views):]
+            text.append("\n")
+            more = Text(f" +{len(rest)} more: " + ", ".join(v.name for v in rest), style="dim")
+            more.truncate(max(1, width), overflow="ellipsis")
+            text.append_text(more)
         return text
 
 
