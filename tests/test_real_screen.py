@@ -161,3 +161,34 @@ def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
         assert screen.finish(timeout=60) == 0
     finally:
         screen.close()
+
+
+def test_every_key_is_answered_on_screen(installed, tmp_path):
+    """9 with three processes, k on the first row, j on the last, and w all say what
+    happened; k does not jump round to the last row."""
+    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
+                     rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: any(line.startswith("1▶") for line in lines),
+                    what="the first row selected")
+        screen.press(b"9")
+        screen.wait_text("no process 9: there are 3")
+        screen.press(b"k")
+        screen.wait_text("a is the first process")
+        assert any(line.startswith("1▶") for line in screen.lines()), screen.text()
+        screen.press(b"jjj")
+        screen.wait_text("c is the last process")
+        assert any(line.startswith("3▶") for line in screen.lines()), screen.text()
+        def header(lines: list[str]) -> str:
+            return next((line for line in lines if line.startswith(" ● c ")), "")
+
+        screen.press(b"w")
+        screen.wait(lambda lines: "wrap off" in header(lines), what="wrap off in the header")
+        screen.wait_text("long lines are cut")
+        screen.press(b"w")
+        screen.wait_text("wrap on: long lines wrap")
+        assert "wrap off" not in header(screen.lines()), screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

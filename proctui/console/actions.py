@@ -33,6 +33,8 @@ class PaneActions(_Base):
     def action_wrap(self) -> None:
         output = self.selected_pane.output
         output.wrap = not output.wrap
+        self.notify("wrap on: long lines wrap" if output.wrap else
+                    "wrap off: long lines are cut with …", timeout=2, markup=False)
 
     def action_end(self) -> None:
         self.selected_pane.output.end()

@@ -324,15 +324,25 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         return self.panes[self.selected_view.name]
 
     def action_select(self, delta: int) -> None:
-        self.action_select_index((self.selected + delta) % max(1, len(self.views)))
+        # No wrapping round: k on the first row going to the last is a jump nobody sees.
+        index = self.selected + delta
+        if not 0 <= index < len(self.views):
+            self.notify(f"{self.selected_view.name} is the {'first' if delta < 0 else 'last'}"
+                        " process", timeout=2, markup=False)
+            return
+        self.action_select_index(index)
 
     def action_select_index(self, index: int) -> None:
-        if 0 <= index < len(self.views):
-            self.selected = index
-            self._active.discard(self.views[index].name)
-            self._matches, self._match_index = [], -1
-            self._layout()
-            self.tick()
+        if not 0 <= index < len(self.views):
+            count = len(self.views)
+            self.notify(f"no process {index + 1}: there {'is' if count == 1 else 'are'} "
+                        f"{count}", timeout=2, markup=False)
+            return
+        self.selected = index
+        self._active.discard(self.views[index].name)
+        self._matches, self._match_index = [], -1
+        self._layout()
+        self.tick()
 
     # -- commands for the selected process ----------------------------------------------
 

@@ -122,6 +122,7 @@ class OutputView(ScrollView, can_focus=False):
 
     def watch_wrap(self) -> None:
         self.refresh()
+        self._tell_position()
 
     def watch_search(self) -> None:
         self.refresh()
@@ -304,13 +305,21 @@ class ProcessPane(Vertical):
         yield self.header
         yield self.output
 
-    def _position(self, note: str) -> None:
-        self.header.note = note
+    def _position(self, _position: str) -> None:
+        self.header.note = self.note
+
+    @property
+    def note(self) -> str:
+        """The pane's state beside its header: where it is held, and "wrap off" (the
+        default, wrapping, says nothing)."""
+        output = self.output
+        return " · ".join(part for part in (output.position,
+                                             "" if output.wrap else "wrap off") if part)
 
     def show(self, view: ProcessView, now: float) -> None:
         """Bring the pane up to date (each tick, with the clock as finely as the screen
         shows it); reactives redraw only what changed."""
         self.header.view = view
         self.header.now = round(now * 10)
-        self.header.note = self.output.position
+        self.header.note = self.note
         self.output.sync()
