@@ -559,9 +559,9 @@ async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
 # -- an idle console ------------------------------------------------------------------------
 
 def test_ages_change_each_second_then_each_ten_then_each_minute():
-    """What an idle console shows changes as rarely as the words allow: its clock ticks
-    at the finest step shown anywhere (each tick redraws every row)."""
-    from proctui.console.render import quantum
+    """What an idle console shows changes as rarely as the words allow: it redraws when a
+    figure changes, measured from each view's own instant, never from a rounded clock."""
+    from proctui.console.render import clock_face, next_change
     from proctui.words import duration
     from tests import fake_core
 
@@ -569,16 +569,22 @@ def test_ages_change_each_second_then_each_ten_then_each_minute():
         ["0s", "9s", "10s", "10s", "40s", "50s", "1m", "59m", "1h00m"]
     now = fake_core.NOW
 
-    def step(age: float, **kw: object) -> float:
-        return quantum([fake_core.view("a", Phase.RUNNING, started_at=now - age, **kw),
-                        fake_core.view("b", Phase.RUNNING, started_at=now - 3600)], now)
+    def wait(age: float) -> float:
+        return next_change([fake_core.view("a", Phase.RUNNING, started_at=now - age),
+                            fake_core.view("b", Phase.RUNNING, started_at=now - 3600)], now)
 
-    assert step(3) == 1.0
-    assert step(30) == 10.0
-    assert step(300) == 60.0
-    assert quantum([fake_core.view("a", Phase.BACKOFF, restart_at=now + 30)], now) == 1.0
-    assert quantum([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
-                                   deadline=now + 4)], now) == 0.1
+    assert wait(3.25) == pytest.approx(0.75, abs=0.01)
+    assert wait(31) == pytest.approx(9, abs=0.01)
+    assert wait(301) == pytest.approx(59, abs=0.01)
+    assert next_change([fake_core.view("a", Phase.BACKOFF, restart_at=now + 2.4)], now) == \
+        pytest.approx(0.4, abs=0.01)
+    assert next_change([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
+                                       deadline=now + 4)], now) == 0.1
+    # An age read across the 10 s boundary only goes up (it went 9s, then back to 5s).
+    started = now - 9.5
+    faces = [clock_face([fake_core.view("a", Phase.RUNNING, started_at=started)], now + t)[0]
+             for t in (0, 0.4, 0.6, 5, 10.6, 20.6)]
+    assert faces == ["9s", "9s", "10s", "10s", "20s", "30s"]
 
 
 def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():

@@ -192,3 +192,69 @@ def test_every_key_is_answered_on_screen(installed, tmp_path):
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path):
+    """One clock: a row's age and its pane's age are the same figure and only go up,
+    across the 10 s step (up 9s, then up 10s, never back to up 5s) and while keys are
+    pressed; a restart's countdown reads the same in the row and in the pane."""
+    import re
+    import time
+
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.up]\ncmd = "sleep 100"\n'
+        # flaky fails fast only after its first run: while up's age is read, nothing is
+        # in a restart's backoff (which made the old console tick every second anyway).
+        '[processes.flaky]\ncmd = "test -e ran && exit 1; touch ran; sleep 17; exit 1"\n'
+        'shell = true\nrestart = "on-failure"\n')
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, 30, 120)
+
+    def ages(lines: list[str]) -> tuple[int | None, int | None]:
+        """The age in up's row and in up's pane header."""
+        row = next((m for line in lines if (m := re.match(r"^1.. up +\d+ running +up (\d+)s",
+                                                           line))), None)
+        head = next((m for line in lines if (m := re.match(r"^ ● up +running +pid \d+ +up "
+                                                           r"(\d+)s", line))), None)
+        return (int(row.group(1)) if row else None), (int(head.group(1)) if head else None)
+
+    try:
+        screen.wait(lambda lines: None not in ages(lines), what="up's age in row and pane")
+        seen: list[tuple[int, int]] = []
+        # Past the 10 s step and on for a few seconds: the old console rounded the clock to
+        # the step (10 s from age 11), and the age fell back to a few seconds there.
+        until = time.monotonic() + 15
+        deadline = until + 25
+        while time.monotonic() < until:
+            screen.press(b"k")  # a key between frames: the bug showed an older age after it
+            screen.settle(quiet=0.3, timeout=2)
+            row, head = ages(screen.lines())
+            if row is None or head is None:
+                continue
+            assert row == head, f"row says up {row}s, pane up {head}s:\n{screen.text()}"
+            assert not seen or row >= seen[-1][0], f"went back: {seen} then {row}"
+            seen.append((row, head))
+        assert seen[-1][0] >= 10, seen
+
+        screen.press(b"2")
+
+        def restart(lines: list[str]) -> tuple[str | None, str | None]:
+            row = next((m.group(1) for line in lines
+                        if (m := re.match(r"^2.. flaky .*restart in (\d+)s", line))), None)
+            head = next((m.group(1) for line in lines
+                         if (m := re.match(r"^ . flaky .*restart in (\d+)s", line))), None)
+            return row, head
+
+        agreed = 0
+        while agreed < 3 and time.monotonic() < deadline + 30:
+            screen.settle(quiet=0.3, timeout=2)
+            row, head = restart(screen.lines())
+            if row is not None and head is not None:
+                assert row == head, f"row: restart in {row}s, pane: {head}s\n{screen.text()}"
+                agreed += 1
+        assert agreed == 3, screen.text()
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

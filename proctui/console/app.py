@@ -9,7 +9,6 @@ sequence.
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -29,7 +28,7 @@ from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision
 from proctui.console.output import ProcessPane
 from proctui.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.console.questions import Questions
-from proctui.console.render import quantum
+from proctui.console.render import clock_face, next_change
 from proctui.console.table import ProcessTable, Row
 from proctui.core.api import Core
 from proctui.core.machine import Phase
@@ -203,20 +202,19 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
             return
         if not self.screen_stack:
             return  # a timer that fired while the app shuts down: nothing to draw on
+        # One reading of the clock per tick, used unrounded by the table, every pane and
+        # the panel: a figure rounded here (to the step of the finest figure on screen)
+        # made an age jump back when that step grew from 1 s to 10 s.
         now = self.clock()
         self._last_tick = time.monotonic()
-        step = quantum(self.views, now)
-        shown = math.floor(now / step) * step
-        self._soon(max(0.01, shown + step - now))  # when the clock on screen next moves
-        key = (self.core.changes(), shown, self.selected, self.quitting, self.hangup,
-               len(self.screen_stack))
+        self._soon(next_change(self.views, now))  # when a figure on screen next moves
+        key = (self.core.changes(), clock_face(self.views, now), self.selected,
+               self.quitting, self.hangup, len(self.screen_stack))
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
         self.views = views = self.core.views()
-        step = quantum(views, now)  # what the fresh views show of the clock
-        shown = math.floor(now / step) * step
-        self._soon(max(0.01, shown + step - now))
+        self._soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""
         for view in views:
             total = self.core.buffer(view.name).output_total
@@ -230,11 +228,11 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
                 v.name in self._active, i + 1 if i < 9 else 0)
             for i, v in enumerate(views))
         self._table.selected = self.selected
-        self._table.second = int(shown * 10)
+        self._table.now = now
         for view in views:
             pane = self.panes.get(view.name)
             if pane is not None and pane.display:
-                pane.show(view, shown)
+                pane.show(view, now)
         self._panel.display = self.quitting
         if self.quitting:
             self._panel.show(views, now)

@@ -29,6 +29,7 @@ from proctui.console.render import (
     countdown_text,
     fit,
     look,
+    restart_words,
     running_words,
     segments,
 )
@@ -256,14 +257,14 @@ class PaneHeader(Widget):
     DEFAULT_CSS = "PaneHeader { height: 1; }"
 
     view: reactive[ProcessView | None] = reactive(None, layout=False)
-    now: reactive[int] = reactive(0)  # tenths of a second: the countdown's resolution
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
     note: reactive[str] = reactive("")
 
     def render(self) -> Text:
         view = self.view
         if view is None:
             return Text("")
-        now = self.now / 10
+        now = self.now
         lk = look(view)
         text = Text()
         text.append(f" {lk.mark} ", style=lk.style)
@@ -280,6 +281,8 @@ class PaneHeader(Widget):
             text.append_text(fit(Text(view.outcome.text, style=lk.style), room))
         elif view.phase is Phase.RUNNING and view.started_at is not None:
             text.append_text(fit(Text(running_words(view, now)), room))
+        elif view.phase is Phase.BACKOFF and view.restart_at is not None:
+            text.append_text(fit(Text(restart_words(view, now)), room))
         elif view.phase is Phase.WAITING:
             text.append_text(fit(Text(f"waiting for {', '.join(view.waiting_for)}"), room))
         else:
@@ -320,6 +323,6 @@ class ProcessPane(Vertical):
         """Bring the pane up to date (each tick, with the clock as finely as the screen
         shows it); reactives redraw only what changed."""
         self.header.view = view
-        self.header.now = round(now * 10)
+        self.header.now = now
         self.header.note = self.note
         self.output.sync()

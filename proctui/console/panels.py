@@ -19,12 +19,12 @@ class ShutdownPanel(Widget):
     DEFAULT_CSS = "ShutdownPanel { height: auto; display: none; }"
 
     views: reactive[tuple[ProcessView, ...]] = reactive((), layout=True)
-    now: reactive[int] = reactive(0)  # tenths of a second
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
 
     def show(self, views: list[ProcessView], now: float) -> None:
         self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
                            v.phase in (Phase.STARTING, Phase.WAITING, Phase.HELD))
-        self.now = int(now * 10)
+        self.now = now
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         return len(self.views) + 1
@@ -40,7 +40,7 @@ class ShutdownPanel(Widget):
             title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
         text.append(title[:width], style="bold")
         name_w = max((len(v.name) for v in self.views), default=4)
-        now = self.now / 10
+        now = self.now
         shown_views = self.views
         room_rows = self.size.height - 1  # under the title
         if 0 < room_rows < count:  # the panel is capped: the last row counts the rest

@@ -6,6 +6,8 @@ it is only ever put into ``rich.text.Text`` objects, never parsed as markup.
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
@@ -31,21 +33,57 @@ def bar(fraction: float, width: int) -> str:
     return "█" * full + "░" * (width - full)
 
 
-def quantum(views: list[ProcessView], now: float) -> float:
-    """How finely the clock shows anywhere on screen (see words.duration): tenths while a
-    countdown runs, seconds while an age is under ten or a restart is due, tens of
-    seconds while one is under a minute, else minutes."""
-    step = 60.0
+def restart_words(view: ProcessView, now: float) -> str:
+    """A restart's countdown, the same words in the row and in the pane: whole seconds
+    rounded up, so it never says 0s before the restart happens."""
+    left = max(0.0, (view.restart_at or now) - now)
+    return f"restart in {math.ceil(left)}s" if left < 60 else f"restart in {duration(left)}"
+
+
+def _age(view: ProcessView, now: float) -> float | None:
+    since = view.started_at if view.phase is Phase.RUNNING else \
+        view.ended_at if view.phase is Phase.ENDED else None
+    return None if since is None else max(0.0, now - since)
+
+
+def _age_step(age: float) -> float:
+    """How finely ``duration`` shows an age of ``age`` seconds."""
+    return 1.0 if age < 10 else 10.0 if age < 60 else 60.0
+
+
+def clock_face(views: list[ProcessView], now: float) -> tuple[object, ...]:
+    """Every figure of the clock on screen, as it reads at ``now``: the console redraws
+    when this changes. Each figure comes from the real clock and the view's own instant
+    (started_at, restart_at, deadline), so no figure ever goes backwards, and the row and
+    the pane, given the same ``now``, read the same."""
+    face: list[object] = []
+    for view in views:
+        if view.phase.stopping:
+            face.append(round(now, 1))  # countdowns show tenths
+            continue
+        if view.phase is Phase.BACKOFF and view.restart_at is not None:
+            face.append(restart_words(view, now))
+            continue
+        age = _age(view, now)
+        face.append(None if age is None else duration(age))
+    return tuple(face)
+
+
+def next_change(views: list[ProcessView], now: float) -> float:
+    """Seconds until some figure of ``clock_face`` next changes (at most a minute)."""
+    soonest = 60.0
     for view in views:
         if view.phase.stopping:
             return 0.1
-        since = view.started_at if view.phase is Phase.RUNNING else view.ended_at
-        age = now - since if since is not None else None
-        if view.phase is Phase.BACKOFF or (age is not None and age < 11):
-            step = 1.0
-        elif age is not None and age < 61:
-            step = min(step, 10.0)
-    return step
+        if view.phase is Phase.BACKOFF and view.restart_at is not None:
+            left = view.restart_at - now
+            soonest = min(soonest, left - math.floor(left) if left > 0 else 1.0)
+            continue
+        age = _age(view, now)
+        if age is not None:
+            step = _age_step(age)
+            soonest = min(soonest, step - age % step)
+    return max(0.01, soonest + 0.001)  # just past the boundary, never just before it
 
 
 def memory(value: int) -> str:

@@ -3,7 +3,6 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -19,6 +18,7 @@ from proctui.console.render import (
     fit,
     look,
     memory,
+    restart_words,
     running_words,
     segments,
 )
@@ -42,8 +42,7 @@ class ProcessTable(Widget):
 
     rows: reactive[tuple[Row, ...]] = reactive((), layout=True)
     selected: reactive[int] = reactive(0)
-    second: reactive[int] = reactive(0)  # the clock, in the tenths its rows show
-    now = 0.0
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         return len(self.rows) + 1
@@ -118,16 +117,14 @@ class ProcessTable(Widget):
         return text
 
     def _detail(self, view: ProcessView, room: int) -> Text:
-        now = self.second / 10
+        now = self.now
         cd = countdown(view, now)
         if cd is not None:
             return countdown_text(cd, room, short=True)
         if view.phase is Phase.RUNNING and view.started_at is not None:
             words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
-            left = max(0.0, view.restart_at - now)  # a countdown: every second counts
-            words = f"restart in {math.ceil(left)}s" if left < 60 else \
-                f"restart in {duration(left)}"
+            words = restart_words(view, now)
         elif view.phase is Phase.WAITING and view.waiting_for:
             words = f"waiting for {', '.join(view.waiting_for)}"
         elif view.phase is Phase.HELD:
