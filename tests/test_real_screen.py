@@ -258,3 +258,38 @@ def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path
         screen.finish()
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), [(24, 80), (15, 60)], ids=["80x24", "60x15"])
+def test_outcomes_and_the_summary_are_never_cut_mid_word(installed, tmp_path, rows, columns):
+    import re
+
+    screen = console(installed, tmp_path, "a-service-name=sleep 100", "b=sleep 100",
+                     rows=rows, columns=columns)
+    outcome = "stopped after"
+    try:
+        screen.wait(lambda lines: "? Help" in lines[-1], what="? Help in the key bar")
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait(lambda lines: any(outcome in line and "a-service" in line
+                                      for line in lines[:4]), what="the outcome in the row")
+        screen.settle()
+        row = next(line for line in screen.lines()[:4] if outcome in line)
+        status = [*row[row.index(outcome):].split("…")[0].split(), "…"]
+        full = re.search(r"stopped after \d+\.\ds: terminated by SIGTERM( \(\d+s ago\))?",
+                         row)
+        if full is None:  # cut: only after a whole word, and it says so with …
+            assert status[-1] == "…", row
+            words = "stopped after 0.0s: terminated by SIGTERM".split()
+            assert status[2:-1] == words[2:len(status) - 1], row
+        assert "? Help" in screen.lines()[-1], screen.lines()[-1]
+        screen.press(b"q")
+        assert screen.finish() == 0
+        tail = screen.pty.screen.decode(errors="replace").rsplit("summary:", 1)[1]
+        printed = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).rstrip("\r")
+                   for line in tail.split("\n")]
+        assert all(len(line) <= columns for line in printed), printed
+        words = " ".join(line.split("|", 1)[-1] for line in printed).split()
+        assert "terminated" in words and "SIGTERM" in words, printed
+    finally:
+        screen.close()

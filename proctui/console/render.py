@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
@@ -112,10 +113,29 @@ def segments(text: Text, console: Console) -> list[Segment]:
 
 
 def fit(text: Text, room: int) -> Text:
+    """``text`` in exactly ``room`` cells: padded, or cut after a whole word with " …"
+    (a word is cut only when the first one alone does not fit)."""
+    room = max(0, room)
     if text.cell_len > room:
-        text.truncate(max(0, room), overflow="ellipsis")
+        text = cut_words(text, room)
     text.pad_right(max(0, room - text.cell_len))
     return text
+
+
+def cut_words(text: Text, room: int) -> Text:
+    plain = text.plain
+    best = -1
+    for i, char in enumerate(plain):
+        if char == " " and i and plain[i - 1] != " ":
+            if cell_len(plain[:i]) + 2 > room:
+                break
+            best = i
+    if best <= 0:
+        text.truncate(room, overflow="ellipsis")
+        return text
+    kept = text[:best]
+    kept.append(" …", style="dim")
+    return kept
 
 
 def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:

@@ -103,7 +103,8 @@ class ProcessTable(Widget):
         text.append(name.ljust(name_w) + " ", style="bold")
         text.append(f"{view.pid or '-':>7} ")
         text.append(f"{lk.label:<10} ", style=lk.style)
-        if wide:
+        # An ended process has no CPU or memory to show: its outcome takes their room.
+        if wide and (view.alive or view.restarts):
             usage = row.usage
             cpu = f"{usage.cpu_percent:.0f}%" if usage and view.alive else "-"
             mem = memory(usage.rss_bytes) if usage and view.alive else "-"
@@ -131,7 +132,8 @@ class ProcessTable(Widget):
             words = f"held: {view.held}"
         elif view.phase is Phase.ENDED and view.outcome is not None:
             ago = f" ({duration(now - view.ended_at)} ago)" if view.ended_at else ""
-            words = view.outcome.text + ago
+            # The outcome is the news; when is only said where the room allows it.
+            words = view.outcome.text + (ago if len(view.outcome.text + ago) <= room else "")
         else:
             words = ""
         return fit(Text(words), room)
