@@ -293,3 +293,40 @@ def test_outcomes_and_the_summary_are_never_cut_mid_word(installed, tmp_path, ro
         assert "terminated" in words and "SIGTERM" in words, printed
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_the_demo_db_keeps_its_status_beside_its_countdown(installed, tmp_path, rows, columns):
+    """db asks for more time at 3/7 (EXTEND_TIMEOUT_USEC): from then on its STATUS stays
+    beside the countdown, in its row and in its pane's header, at every size."""
+    import re
+
+    # (--on-timeout kill: ignores-term would otherwise ask, and hold the quit at the end)
+    screen = Screen([str(installed / "venv/bin/proctui"), "demo", "--on-timeout", "kill",
+                     "--run-dir", str(tmp_path / "run")], tmp_path, rows, columns)
+    countdown = re.compile(r"\d+\.\ds")
+
+    def beside(lines: list[str], step: int) -> tuple[bool, bool]:
+        """(in db's row, in db's header): the STATUS at ``step``/7 and a countdown."""
+        status = f"flushing WAL {step}/7"
+        row = any(re.match(r"^\d▶. db ", line) and status in line and
+                  countdown.search(line.split(status, 1)[1]) for line in lines)
+        head = any(re.match(r"^ . db ", line) and status in line and
+                   countdown.search(line.split(status, 1)[1]) for line in lines)
+        return row, head
+
+    try:
+        screen.wait_text("NAME")
+        screen.press(b"7")
+        screen.wait(lambda lines: any(re.match(r"^7▶. db .*running", line) for line in lines)
+                    and any(re.match(r"^ . db ", line) for line in lines),
+                    what="db selected and running", timeout=40)
+        screen.press(b"s")
+        for step in (4, 5, 6):  # after the extension at 3/7
+            screen.wait(lambda lines, step=step: beside(lines, step) == (True, True),
+                        what=f"WAL {step}/7 beside a countdown in db's row and header",
+                        timeout=20)
+        screen.press(b"q")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()

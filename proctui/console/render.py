@@ -139,11 +139,26 @@ def cut_words(text: Text, room: int) -> Text:
 
 
 def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
-    """The countdown's words with a bar that empties toward the deadline."""
-    words = cd.short if short else cd.text
+    """The countdown's words with a bar that empties toward the deadline: the fullest form
+    that fits ``room`` (``short``: never the form that says when the stop signal went),
+    so that a STATUS stays beside the countdown while its words shrink."""
+    forms = (*(() if short else (cd.text,)), *(cd.forms or (cd.short,)))
+    with_status = [form for form in forms if cd.status and cd.status in form]
+    words = next((form for form in with_status if cell_len(form) <= room), None)
+    tail = f" · {cd.least}"
+    if words is None and with_status and room - cell_len(tail) >= 8:
+        # Not even the tersest form fits: the STATUS is cut (after a word), not dropped.
+        text = fit(Text(cd.status), room - cell_len(tail))
+        text.rstrip()
+        text.append(tail)
+        text.stylize("yellow")
+        return fit(text, room)
+    if words is None:
+        words = next((form for form in forms if cell_len(form) <= room), None)
+    words = words if words is not None else (cd.short if short else cd.text)
     text = Text(words, style="yellow")
-    if cd.fraction is not None and room - len(words) >= 8:
-        width = min(20, room - len(words) - 1)
+    if cd.fraction is not None and room - cell_len(words) >= 8:
+        width = min(20, room - cell_len(words) - 1)
         style = "red" if cd.fraction < 0.25 else "yellow"
         text.append(" ")
         text.append(bar(cd.fraction, width), style=style)

@@ -81,13 +81,15 @@ class ProcessTable(Widget):
     def _columns(self, width: int) -> tuple[int, bool]:
         """Name width, and whether CPU/memory/restarts fit."""
         names = max((len(r.view.name) for r in self.rows), default=4)
+        # Narrow: no PID, CPU or memory (the pane's header has the pid); STATUS needs it.
         wide = width >= 70
-        fixed = 4 + 8 + 11 + (17 if wide else 0) + 2
+        fixed = 4 + 11 + (8 + 17 if wide else 0) + 2
         return max(4, min(names, 22, width - fixed - 16)), wide
 
     def _header(self, width: int) -> Text:
         name_w, wide = self._columns(width)
-        head = f"    {'NAME'.ljust(name_w)} {'PID':>7} {'STATE':<10} "
+        pid = f"{'PID':>7} " if wide else ""
+        head = f"    {'NAME'.ljust(name_w)} {pid}{'STATE':<10} "
         tail = f" {'↻':>3} {'CPU':>5} {'MEM':>6}  " if wide else "  "
         return Text(head + "STATUS".ljust(max(0, width - len(head) - len(tail))) + tail)
 
@@ -101,7 +103,8 @@ class ProcessTable(Widget):
         text.append(lk.mark + " ", style=lk.style)
         name = view.name if len(view.name) <= name_w else view.name[: name_w - 1] + "…"
         text.append(name.ljust(name_w) + " ", style="bold")
-        text.append(f"{view.pid or '-':>7} ")
+        if wide:
+            text.append(f"{view.pid or '-':>7} ")
         text.append(f"{lk.label:<10} ", style=lk.style)
         # An ended process has no CPU or memory to show: its outcome takes their room.
         if wide and (view.alive or view.restarts):
