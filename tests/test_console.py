@@ -597,3 +597,14 @@ def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():
         assert len(lines) <= rows and all(len(line) <= 40 for line in lines), lines
         more = int(re.search(r"\+(\d+) more$", lines[-1]).group(1))
         assert len(re.findall(r"p\d+ \(pid \d+\)", " ".join(lines))) + more == 25
+
+
+async def test_the_picker_takes_names_as_text_never_markup():
+    names = ["web", "[/bold]odd[red]", "worker"]
+    async with console([pyspec(n, POLITE) for n in names]) as (app, pilot, _sup):
+        await pilot.press("p")
+        await until(pilot, lambda: app.screen.query("CommandInput"), what="the picker")
+        await pilot.press(*"odd")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.selected == 1, what="the odd name selected")

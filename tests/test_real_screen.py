@@ -330,3 +330,31 @@ def test_the_demo_db_keeps_its_status_beside_its_countdown(installed, tmp_path, 
         screen.finish(timeout=60)
     finally:
         screen.close()
+
+
+def test_a_process_is_picked_by_name_beyond_nine(installed, tmp_path):
+    """Twelve processes: p, a few letters of the eleventh's name, Enter: it is selected
+    (numbers reach only nine)."""
+    import re
+
+    commands = [f"svc-{name}=sleep 100" for name in
+                ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+                 "india", "juliet", "kilo", "lima")]
+    screen = console(installed, tmp_path, *commands, rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: any(line.startswith("1▶") for line in lines),
+                    what="the first row selected")
+        screen.press(b"p")
+        screen.wait_text("pick a process by name")
+        screen.press(b"kilo")
+        screen.wait(lambda lines: [line.strip() for line in lines].count("svc-kilo") == 1 and
+                    "select it · running" in "\n".join(lines), what="svc-kilo alone offered")
+        screen.press(KEYS["enter"])
+        screen.wait(lambda lines: any(re.match(r"^ ▶. svc-kilo ", line) for line in lines),
+                    what="svc-kilo's row selected")
+        screen.wait(lambda lines: any(re.match(r"^ . svc-kilo +running", line)
+                                      for line in lines), what="svc-kilo's pane")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

@@ -12,11 +12,14 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 from textual.app import App, ComposeResult, SystemCommand
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Container
+from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -28,7 +31,7 @@ from proctui.console.dialogs import AskScreen, ConfirmScreen, Decision
 from proctui.console.output import ProcessPane
 from proctui.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.console.questions import Questions
-from proctui.console.render import clock_face, next_change
+from proctui.console.render import clock_face, look, next_change
 from proctui.console.table import ProcessTable, Row
 from proctui.core.api import Core
 from proctui.core.machine import Phase
@@ -49,10 +52,35 @@ def _css_path() -> Path:
     return Path(__file__).resolve().parents[2] / "styles" / "proctui.tcss"
 
 
+class ProcessPicker(Provider):
+    """Every process by name, for the picker (p) and the command palette. Names are
+    untrusted: they go in as Content, never as markup (Textual's own SimpleProvider
+    highlights through markup)."""
+
+    def _choices(self) -> list[tuple[str, Callable[[], None], str]]:
+        app = self.app
+        assert isinstance(app, ProctuiApp)
+        return [(view.name, partial(app.action_select_index, i),
+                 f"select it · {look(view).label}" + (f" · pid {view.pid}" if view.pid else ""))
+                for i, view in enumerate(app.views)]
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, pick, words in self._choices():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, Content(name), pick, text=name, help=words)
+
+    async def discover(self) -> Hits:
+        for name, pick, words in self._choices():
+            yield DiscoveryHit(Content(name), pick, text=name, help=words)
+
+
 class ProctuiApp(QuitActions, PaneActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {ProcessPicker}
     AUTO_FOCUS = None  # keys belong to the app; the search box takes focus only when opened
     BINDINGS = keys.bindings(keys.MAIN)
 
@@ -334,13 +362,19 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         if not 0 <= index < len(self.views):
             count = len(self.views)
             self.notify(f"no process {index + 1}: there {'is' if count == 1 else 'are'} "
-                        f"{count}", timeout=2, markup=False)
+                        f"{count} ({keys.shown('pick')} picks one by name)", timeout=2,
+                        markup=False)
             return
         self.selected = index
         self._active.discard(self.views[index].name)
         self._matches, self._match_index = [], -1
         self._layout()
         self.tick()
+
+    def action_pick(self) -> None:
+        """The process picker: Textual's command palette over the processes' names."""
+        self.push_screen(CommandPalette(providers=[ProcessPicker],
+                                        placeholder="pick a process by name…"))
 
     # -- commands for the selected process ----------------------------------------------
 

@@ -28,8 +28,10 @@ class Key:
 MAIN: tuple[Key, ...] = (
     Key("select(-1)", "up,k", "↑ k", "Up", "select the process above", "Select"),
     Key("select(1)", "down,j", "↓ j", "Down", "select the process below", "Select"),
-    Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Pick", "select a process by its number",
+    Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Number", "select a process by its number",
         "Select"),
+    Key("pick", "p", "p", "Pick", "pick a process by name: type part of it, Enter selects "
+        "(any number of processes)", "Select"),
     Key("stop", "s", "s", "Stop", "stop it: its stop signal, then the countdown", "Process",
         bar=2),
     Key("start", "S", "S", "Start", "start it again once it has ended", "Process"),
