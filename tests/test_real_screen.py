@@ -39,6 +39,15 @@ def test_the_newest_line_is_on_screen_and_end_keeps_it(installed, tmp_path, rows
         screen.press(KEYS["pgup"] + KEYS["end"])
         screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE"),
                     what="End showing the last line again")
+        # The wheel (SGR mouse reports over the pane): up holds, back at the end follows.
+        row = rows - 3
+        screen.press(f"\x1b[<64;5;{row}M".encode() * 3)
+        screen.wait(lambda lines: "held at" in "\n".join(lines) and
+                    "FINAL LINE" not in [line.strip() for line in lines],
+                    what="the wheel holding the pane")
+        screen.press(f"\x1b[<65;5;{row}M".encode() * 40)
+        screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE") and
+                    "held at" not in "\n".join(lines), what="the wheel back at the end")
         screen.press(b"q")
         assert screen.finish() == 0
     finally:

@@ -14,12 +14,10 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
-from textual import events
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollDown, ScrollTo, ScrollUp
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -78,33 +76,28 @@ class OutputView(ScrollView, can_focus=False):
         # As wide as the room beside the scrollbar, never wider: see DEFAULT_CSS.
         self.virtual_size = Size(self._room.width, count)
         if self.follow:
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            self._scroll(self.max_scroll_y)
         else:
             # Old lines leave the ring as new ones come: keep the same line on top.
-            self.scroll_to(y=max(0, held - self._first), animate=False, immediate=True)
+            self._scroll(max(0, held - self._first))
         self.refresh()
 
     # The operator's own scrolling (wheel, scrollbar) decides following: up holds the
-    # pane still, back at the end follows again. A resize never does.
-    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        super()._on_mouse_scroll_up(event)
-        self._user_scrolled()
+    # pane still, back at the end follows again. Watched on the public scroll_y, with our
+    # own moves (following, holding a line, paging, a resize) marked so they never count.
+    _ours = False
 
-    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        super()._on_mouse_scroll_down(event)
-        self._user_scrolled()
+    def _scroll(self, y: float) -> None:
+        self._ours = True
+        try:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._ours = False
 
-    def _on_scroll_to(self, message: ScrollTo) -> None:
-        super()._on_scroll_to(message)
-        self._user_scrolled()
-
-    def _on_scroll_up(self, event: ScrollUp) -> None:
-        super()._on_scroll_up(event)
-        self._user_scrolled()
-
-    def _on_scroll_down(self, event: ScrollDown) -> None:
-        super()._on_scroll_down(event)
-        self._user_scrolled()
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._ours:
+            self._user_scrolled()
 
     def _user_scrolled(self) -> None:
         self.follow = self.scroll_y >= self.max_scroll_y
@@ -117,7 +110,7 @@ class OutputView(ScrollView, can_focus=False):
 
     def watch_follow(self) -> None:
         if self.follow:
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            self._scroll(self.max_scroll_y)
         self.refresh()
         self._tell_position()
 
@@ -142,14 +135,13 @@ class OutputView(ScrollView, can_focus=False):
 
     def home(self) -> None:
         self.follow = False
-        self.scroll_to(y=0, animate=False, immediate=True)
+        self._scroll(0)
         self._tell_position()
 
     def page(self, direction: int) -> None:
         step = max(1, self._room.height - 1) * direction
         self.follow = False
-        self.scroll_to(y=max(0, min(self.max_scroll_y, self.top_line - self._first + step)),
-                       animate=False, immediate=True)
+        self._scroll(max(0, min(self.max_scroll_y, self.top_line - self._first + step)))
         if direction > 0:
             self._user_scrolled()
         self._tell_position()
@@ -157,8 +149,7 @@ class OutputView(ScrollView, can_focus=False):
     def show_line(self, number: int) -> None:
         """Hold the pane with line ``number`` about a third of the way down."""
         self.follow = False
-        self.scroll_to(y=max(0, number - self._first - self._room.height // 3), animate=False,
-                       immediate=True)
+        self._scroll(max(0, number - self._first - self._room.height // 3))
         self._tell_position()
 
     @property
