@@ -9,12 +9,14 @@ sequence.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
@@ -145,8 +147,12 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         self._layout()
         self.core.listen(self._poked)
         self.tick()
-        if self.on_terminal_lost is not None and not self.is_headless:
-            watch_terminal(self._driver, lambda why: self.call_from_thread(
+        if self.on_terminal_lost is not None and not self.is_headless and \
+                sys.__stdin__ is not None:
+            # The terminal Textual reads (its Linux driver's fileno is stdin's), named
+            # without reaching into the app's private driver.
+            terminal = SimpleNamespace(fileno=sys.__stdin__.fileno())
+            watch_terminal(terminal, lambda why: self.call_from_thread(
                 self._terminal_lost, why))
         if self.usage is None:
             self.core.want_usage(True)
@@ -275,7 +281,11 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
         its session): only EOF or EIO arrive, and Textual's input thread would spin on
         them for ever. Treat it as a hangup, and stop that thread."""
-        exit_event = getattr(self._driver, "exit_event", None)
+        # Only our own driver class is reachable without App._driver (private): it
+        # records its instance. With Textual's stock driver the input thread spins on
+        # until the app exits, which the stop sequence below brings about.
+        driver = getattr(self.driver_class, "instance", None)
+        exit_event = getattr(driver, "exit_event", None)
         if exit_event is not None:
             exit_event.set()
         if self.attached is not None:
