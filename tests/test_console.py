@@ -608,3 +608,33 @@ async def test_the_picker_takes_names_as_text_never_markup():
         await pilot.pause(0.5)
         await pilot.press("enter")
         await until(pilot, lambda: app.selected == 1, what="the odd name selected")
+
+
+async def test_a_new_line_costs_one_line_of_drawing():
+    """The pane keeps each line's rows: a new line at the bottom draws that line only,
+    not every row on screen (the old cache was keyed by the whole viewport)."""
+    from textual.app import App
+
+    from proctui.console.output import OutputView
+    from proctui.core.lines import OutputBuffer, Stream
+
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [f"line {i} \x1b[31mred\x1b[0m" for i in range(100)])
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield OutputView(buffer)
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        assert "line 99" in view.text()
+        for n in range(100, 105):
+            before = view.drawn
+            buffer.append(Stream.STDOUT, [f"line {n}"])
+            view.sync()
+            await pilot.pause(0.05)
+            assert f"line {n}" in view.text()
+            assert view.drawn - before == 1, view.drawn - before

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -35,6 +36,7 @@ from proctui.core.lines import OutputBuffer, Stream
 from proctui.core.machine import Phase
 from proctui.core.view import ProcessView
 
+STRIP_CACHE = 2000  # lines: a few screens of a tall pane, wrapped or not
 _STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold cyan"}
 
 
@@ -57,6 +59,11 @@ class OutputView(ScrollView, can_focus=False):
         self._data: tuple[int, int, str, int] | None = None
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
+        # Each buffer line's rows, drawn once (as Textual's Log keeps a strip per line): a
+        # line's number names its text for good, so a new line costs one line's drawing
+        # and the rest of the screen comes from here.
+        self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
+        self.drawn = 0  # lines drawn (not taken from the cache): for tests
         self._top_shown = 0  # line number at the top of the screen, as last drawn
         self.on_position: Callable[[str], None] | None = None
 
@@ -219,6 +226,17 @@ class OutputView(ScrollView, can_focus=False):
 
     def _render(self, console: Console, number: int, line: str, stream: int,
                 width: int) -> list[Strip]:
+        partial = line if number >= self.buffer.total else None  # still growing
+        key = (number, partial, stream, width, self.wrap, self.search,
+               self.search is not None and number == self.current_match, self.rich_style)
+        cached = self._strips.get(key)
+        if cached is None:
+            cached = self._strips[key] = self._draw(console, number, line, stream, width)
+        return cached
+
+    def _draw(self, console: Console, number: int, line: str, stream: int,
+              width: int) -> list[Strip]:
+        self.drawn += 1
         if stream == Stream.PROCTUI:
             text = Text("── " + line, style=_STREAM_STYLE[Stream.PROCTUI], no_wrap=True)
         else:
