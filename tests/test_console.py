@@ -638,3 +638,38 @@ async def test_a_new_line_costs_one_line_of_drawing():
             await pilot.pause(0.05)
             assert f"line {n}" in view.text()
             assert view.drawn - before == 1, view.drawn - before
+
+
+async def test_with_wrap_on_the_end_of_the_scroll_range_shows_the_last_line():
+    """Wrapped lines take several rows: the scroll range ends where the newest line is
+    at the bottom (it ended lines-minus-rows, a screen above it, with a scrollbar that
+    said the end was in view)."""
+    from textual.app import App
+
+    from proctui.console.output import OutputView
+    from proctui.core.lines import OutputBuffer, Stream
+
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [f"line {i} " + "word " * 20 for i in range(50)])
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield OutputView(buffer)
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        view.follow = False
+        view.home()
+        await pilot.pause(0.05)
+        assert "line 49" not in view.text()
+        view.page(1)
+        view.follow = False
+        view._scroll(view.max_scroll_y)  # held at the end of the range, not following
+        await pilot.pause(0.05)
+        assert "line 49" in view.text(), (view.max_scroll_y, view.text())
+        view.wrap = False
+        await pilot.pause(0.05)
+        assert view.max_scroll_y == 50 - view.scrollable_content_region.height

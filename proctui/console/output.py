@@ -81,7 +81,12 @@ class OutputView(ScrollView, can_focus=False):
         self._first = buf.first
         count = buf.total - buf.first + (1 if buf.partial else 0)
         # As wide as the room beside the scrollbar, never wider: see DEFAULT_CSS.
-        self.virtual_size = Size(self._room.width, count)
+        # The scroll position counts lines. With wrap on, the last screen holds fewer lines
+        # than rows: the end of the scroll range is where the last line is at the bottom,
+        # so the scrollbar reaches its end exactly when the newest line is in view.
+        width, height = self._room
+        at_end = self._lines_at_end(width, height)
+        self.virtual_size = Size(width, count - at_end + height if count > at_end else count)
         if self.follow:
             self._scroll(self.max_scroll_y)
         else:
@@ -122,8 +127,27 @@ class OutputView(ScrollView, can_focus=False):
         self._tell_position()
 
     def watch_wrap(self) -> None:
+        self._data = None  # the lines on the last screen change: so does the scroll range
+        self.sync()
         self.refresh()
         self._tell_position()
+
+    def _lines_at_end(self, width: int, height: int) -> int:
+        """How many whole lines fit in the bottom ``height`` rows, the last at the bottom
+        (drawn through the strip cache: the last screen is drawn anyway)."""
+        if not self.wrap or width <= 0 or height <= 0 or not self.is_mounted:
+            return height
+        buf = self.buffer
+        lines = self._lines(max(buf.first, buf.total - height), height)
+        if buf.partial:
+            lines.append((buf.total, buf.partial, Stream.STDOUT))
+        used = fitted = 0
+        for number, line, stream in reversed(lines):
+            used += len(self._render(self.app.console, number, line, stream, width))
+            if used > height:
+                break
+            fitted += 1
+        return max(1, fitted)
 
     def watch_search(self) -> None:
         self.refresh()
