@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
 from textual.containers import Vertical
@@ -64,6 +65,7 @@ class OutputView(ScrollView, can_focus=False):
         # and the rest of the screen comes from here.
         self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
         self.drawn = 0  # lines drawn (not taken from the cache): for tests
+        self._base = Style()  # the pane's own style, read once per screen drawn
         self._top_shown = 0  # line number at the top of the screen, as last drawn
         self.on_position: Callable[[str], None] | None = None
 
@@ -137,6 +139,7 @@ class OutputView(ScrollView, can_focus=False):
         (drawn through the strip cache: the last screen is drawn anyway)."""
         if not self.wrap or width <= 0 or height <= 0 or not self.is_mounted:
             return height
+        self._base = self.rich_style
         buf = self.buffer
         lines = self._lines(max(buf.first, buf.total - height), height)
         if buf.partial:
@@ -215,6 +218,7 @@ class OutputView(ScrollView, can_focus=False):
     def _layout(self, width: int, height: int) -> list[Strip]:
         if width <= 0 or height <= 0:
             return []
+        self._base = self.rich_style  # once per screen: it walks the widget's ancestors
         console = self.app.console
         buf = self.buffer
         if self.follow:
@@ -252,7 +256,7 @@ class OutputView(ScrollView, can_focus=False):
                 width: int) -> list[Strip]:
         partial = line if number >= self.buffer.total else None  # still growing
         key = (number, partial, stream, width, self.wrap, self.search,
-               self.search is not None and number == self.current_match, self.rich_style)
+               self.search is not None and number == self.current_match, self._base)
         cached = self._strips.get(key)
         if cached is None:
             cached = self._strips[key] = self._draw(console, number, line, stream, width)
@@ -275,7 +279,7 @@ class OutputView(ScrollView, can_focus=False):
                 text.truncate(max(1, width - 1))
                 text.append("…", style="dim")
             pieces = [text]
-        base = self.rich_style
+        base = self._base
         return [Strip(segments(piece, console) if piece.cell_len else [Segment("")])
                 .crop_extend(0, width, base).apply_style(base) for piece in pieces]
 
