@@ -34,6 +34,9 @@ def bar(fraction: float, width: int) -> str:
     return "█" * full + "░" * (width - full)
 
 
+COALESCE = 0.05  # seconds a figure may lag so that neighbouring changes share a redraw
+
+
 def restart_words(view: ProcessView, now: float) -> str:
     """A restart's countdown, the same words in the row and in the pane: whole seconds
     rounded up, so it never says 0s before the restart happens."""
@@ -84,7 +87,9 @@ def next_change(views: list[ProcessView], now: float) -> float:
         if age is not None:
             step = _age_step(age)
             soonest = min(soonest, step - age % step)
-    return max(0.01, soonest + 0.001)  # just past the boundary, never just before it
+    # Just past the boundary, never just before it; the slack lets processes started
+    # together (their boundaries milliseconds apart) share one redraw instead of one each.
+    return max(0.01, soonest + COALESCE)
 
 
 def memory(value: int) -> str:
