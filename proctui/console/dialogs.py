@@ -299,15 +299,22 @@ class ReadingScreen(ModalScreen[None]):
     BINDINGS = bindings(READING)
     TITLE_WORDS = ""
 
-    def body(self) -> Text:
+    def body(self, columns: int) -> Text:
+        """The text, for ``columns`` cells of room."""
         raise NotImplementedError
+
+    def _columns(self) -> int:
+        return max(20, self.app.size.width - 6)  # a border, a space each side, a scrollbar
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
             yield Static(Text(f"{self.TITLE_WORDS} · {reading_line()}", style="bold"),
                          id="help-title")
             with VerticalScroll(id="help-keys", can_focus=False):
-                yield Static(self.body())
+                yield Static(self.body(self._columns()), id="help-body")
+
+    def on_resize(self) -> None:
+        self.query_one("#help-body", Static).update(self.body(self._columns()))
 
     def action_scroll(self, way: str) -> None:
         view = self.query_one("#help-keys", VerticalScroll)
@@ -323,17 +330,22 @@ class HelpScreen(ReadingScreen):
     BINDINGS = [Binding("question_mark", "close", "Close")]
     TITLE_WORDS = "proctui keys"
 
-    def body(self) -> Text:
+    def body(self, columns: int) -> Text:
+        import textwrap
+
         text = Text()
         rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
         width = max(len(k) for _, k, _ in rows)
+        hang = " " * (width + 4)  # a long description goes on under itself, not the key
         last = None
         for group, key, words in rows:
             if group != last:
                 text.append(("\n" if last else "") + group + "\n", style="bold")
                 last = group
             text.append(f"  {key.ljust(width)}  ", style="bold cyan")
-            text.append(words + "\n")
+            lines = textwrap.wrap(words, max(10, columns - len(hang)),
+                                  break_on_hyphens=False) or [""]
+            text.append(("\n" + hang).join(lines) + "\n")
         return text
 
 
@@ -347,5 +359,5 @@ class TimelineScreen(ReadingScreen):
         super().__init__()
         self.lines = lines
 
-    def body(self) -> Text:
+    def body(self, columns: int) -> Text:
         return Text("\n".join(self.lines))
