@@ -559,9 +559,9 @@ async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
 # -- an idle console ------------------------------------------------------------------------
 
 def test_ages_change_each_second_then_each_ten_then_each_minute():
-    """What an idle console shows changes as rarely as the words allow: its clock ticks
-    at the finest step shown anywhere (each tick redraws every row)."""
-    from proctui.frontends.console.render import quantum
+    """What an idle console shows changes as rarely as the words allow: it redraws when a
+    figure changes, measured from each view's own instant, never from a rounded clock."""
+    from proctui.frontends.console.render import clock_face, next_change
     from proctui.frontends.words import duration
     from tests import fake_core
 
@@ -569,13 +569,107 @@ def test_ages_change_each_second_then_each_ten_then_each_minute():
         ["0s", "9s", "10s", "10s", "40s", "50s", "1m", "59m", "1h00m"]
     now = fake_core.NOW
 
-    def step(age: float, **kw: object) -> float:
-        return quantum([fake_core.view("a", Phase.RUNNING, started_at=now - age, **kw),
-                        fake_core.view("b", Phase.RUNNING, started_at=now - 3600)], now)
+    def wait(age: float) -> float:
+        return next_change([fake_core.view("a", Phase.RUNNING, started_at=now - age),
+                            fake_core.view("b", Phase.RUNNING, started_at=now - 3600)], now)
 
-    assert step(3) == 1.0
-    assert step(30) == 10.0
-    assert step(300) == 60.0
-    assert quantum([fake_core.view("a", Phase.BACKOFF, restart_at=now + 30)], now) == 1.0
-    assert quantum([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
-                                   deadline=now + 4)], now) == 0.1
+    assert wait(3.25) == pytest.approx(0.75, abs=0.06)
+    assert wait(31) == pytest.approx(9, abs=0.06)
+    assert wait(301) == pytest.approx(59, abs=0.06)
+    assert next_change([fake_core.view("a", Phase.BACKOFF, restart_at=now + 2.4)], now) == \
+        pytest.approx(0.4, abs=0.06)
+    assert next_change([fake_core.view("a", Phase.STOPPING, stop_requested_at=now - 1,
+                                       deadline=now + 4)], now) == 0.1
+    # An age read across the 10 s boundary only goes up (it went 9s, then back to 5s).
+    started = now - 9.5
+    faces = [clock_face([fake_core.view("a", Phase.RUNNING, started_at=started)], now + t)[0]
+             for t in (0, 0.4, 0.6, 5, 10.6, 20.6)]
+    assert faces == ["9s", "9s", "10s", "10s", "20s", "30s"]
+
+
+def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():
+    from proctui.frontends.console.dialogs import listed
+
+    items = tuple(f"p{i} (pid {1000 + i})" for i in range(1, 26))
+    assert listed(items, 72, 20, "Left running:")[-1].endswith("p25 (pid 1025)")
+    for rows in (1, 2, 5):
+        lines = listed(items, 40, rows, "Left running:")
+        assert len(lines) <= rows and all(len(line) <= 40 for line in lines), lines
+        more = int(re.search(r"\+(\d+) more$", lines[-1]).group(1))
+        assert len(re.findall(r"p\d+ \(pid \d+\)", " ".join(lines))) + more == 25
+
+
+async def test_the_picker_takes_names_as_text_never_markup():
+    names = ["web", "[/bold]odd[red]", "worker"]
+    async with console([pyspec(n, POLITE) for n in names]) as (app, pilot, _sup):
+        await pilot.press("p")
+        await until(pilot, lambda: app.screen.query("CommandInput"), what="the picker")
+        await pilot.press(*"odd")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.selected == 1, what="the odd name selected")
+
+
+async def test_a_new_line_costs_one_line_of_drawing():
+    """The pane keeps each line's rows: a new line at the bottom draws that line only,
+    not every row on screen (the old cache was keyed by the whole viewport)."""
+    from textual.app import App
+
+    from proctui.core.output.lines import OutputBuffer, Stream
+    from proctui.frontends.console.output import OutputView
+
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [f"line {i} \x1b[31mred\x1b[0m" for i in range(100)])
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield OutputView(buffer)
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        assert "line 99" in view.text()
+        for n in range(100, 105):
+            before = view.drawn
+            buffer.append(Stream.STDOUT, [f"line {n}"])
+            view.sync()
+            await pilot.pause(0.05)
+            assert f"line {n}" in view.text()
+            assert view.drawn - before == 1, view.drawn - before
+
+
+async def test_with_wrap_on_the_end_of_the_scroll_range_shows_the_last_line():
+    """Wrapped lines take several rows: the scroll range ends where the newest line is
+    at the bottom (it ended lines-minus-rows, a screen above it, with a scrollbar that
+    said the end was in view)."""
+    from textual.app import App
+
+    from proctui.core.output.lines import OutputBuffer, Stream
+    from proctui.frontends.console.output import OutputView
+
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [f"line {i} " + "word " * 20 for i in range(50)])
+
+    class One(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield OutputView(buffer)
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        view.follow = False
+        view.home()
+        await pilot.pause(0.05)
+        assert "line 49" not in view.text()
+        view.page(1)
+        view.follow = False
+        view._scroll(view.max_scroll_y)  # held at the end of the range, not following
+        await pilot.pause(0.05)
+        assert "line 49" in view.text(), (view.max_scroll_y, view.text())
+        view.wrap = False
+        await pilot.pause(0.05)
+        assert view.max_scroll_y == 50 - view.scrollable_content_region.height

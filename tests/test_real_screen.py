@@ -39,6 +39,15 @@ def test_the_newest_line_is_on_screen_and_end_keeps_it(installed, tmp_path, rows
         screen.press(KEYS["pgup"] + KEYS["end"])
         screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE"),
                     what="End showing the last line again")
+        # The wheel (SGR mouse reports over the pane): up holds, back at the end follows.
+        row = rows - 3
+        screen.press(f"\x1b[<64;5;{row}M".encode() * 3)
+        screen.wait(lambda lines: "held at" in "\n".join(lines) and
+                    "FINAL LINE" not in [line.strip() for line in lines],
+                    what="the wheel holding the pane")
+        screen.press(f"\x1b[<65;5;{row}M".encode() * 40)
+        screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE") and
+                    "held at" not in "\n".join(lines), what="the wheel back at the end")
         screen.press(b"q")
         assert screen.finish() == 0
     finally:
@@ -54,5 +63,307 @@ def test_the_outcome_line_ends_the_pane(installed, tmp_path, rows, columns):
                     what="the outcome as the pane's last row")
         screen.press(b"q")
         screen.finish()
+    finally:
+        screen.close()
+
+
+def help_items() -> list[str]:
+    """Each key of the help as its row begins: the key, then its first words."""
+    from proctui.frontends.console.keys import DIALOG, LEAVE, MAIN, READING, help_rows
+
+    rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+    width = max(len(key) for _, key, _ in rows)
+    return [f"{key.ljust(width)}  {words[:20]}" for _, key, words in rows]
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_help_scrolls_with_the_keys_people_press(installed, tmp_path, rows, columns):
+    from proctui.frontends.console.keys import reading_line
+
+    screen = console(installed, tmp_path, "a=sleep 100", rows=rows, columns=columns)
+    try:
+        screen.wait_text("sleep" if columns > 60 else "a")
+        screen.wait(lambda lines: "Help" in lines[-1] or "?" in lines[-1], what="key bar")
+        screen.press(b"?")
+        screen.wait_text("proctui keys")
+        items = help_items()
+        seen: set[str] = set()
+
+        def visible(lines: list[str]) -> set[str]:
+            return {item for item in items if any(item in line for line in lines)}
+
+        screen.settle()
+        assert reading_line()[:20] in screen.text(), "the help says how to scroll it"
+        first = visible(screen.lines())
+        seen |= first
+        # PgDn, then End, then back with PgUp, Home, and line by line with j, ↓, k, ↑.
+        for _ in range(12):
+            screen.press(KEYS["pgdn"])
+            screen.settle(quiet=0.2)
+            seen |= visible(screen.lines())
+        assert seen == set(items), f"never shown: {set(items) - seen}\n{screen.text()}"
+        screen.press(KEYS["home"])
+        screen.wait(lambda lines: visible(lines) == first, what="Home back at the top")
+        screen.press(KEYS["end"])
+        screen.wait(lambda lines: items[-1] in "\n".join(lines), what="End at the bottom")
+        if len(first) < len(items):  # it scrolls here: the line keys move it too
+            def top(lines: list[str]) -> str:
+                """The first row of the help under its title."""
+                at = next(i for i, line in enumerate(lines) if "proctui keys" in line)
+                rest = [line for line in lines[at + 1:] if line.strip("█ ")]
+                return rest[0] if rest else ""
+
+            screen.press(KEYS["home"])
+            screen.wait(lambda lines: visible(lines) == first, what="Home at the top")
+            at_top = top(screen.lines())
+            for down, up in ((b"j", b"k"), (KEYS["down"], KEYS["up"])):
+                screen.press(down)
+                screen.wait(lambda lines: top(lines) != at_top, what=f"{down!r} a line down")
+                screen.press(up)
+                screen.wait(lambda lines: top(lines) == at_top, what=f"{up!r} a line up")
+        screen.press(KEYS["escape"])
+        screen.wait(lambda lines: "proctui keys" not in "\n".join(lines), what="Esc closing")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
+SLOW_STOP = "trap 'sleep 3; exit 0' TERM; while :; do sleep 0.2; done"
+
+
+def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
+    """80x24 with 25 processes: the confirm dialog keeps its question and buttons and
+    counts what it cannot list; the quit panel says "+N more"."""
+    import re
+
+    # Names long enough that one fits a line: 25 of them cannot all be listed in 24 rows.
+    commands = [f"worker-with-a-long-name-{i:02}={SLOW_STOP}" for i in range(1, 26)]
+    screen = console(installed, tmp_path, *commands, rows=24, columns=80)
+    try:
+        screen.wait_text("running")
+
+        def dialog_counts(lines: list[str]) -> tuple[int, int] | None:
+            text = "\n".join(lines)
+            more = re.search(r"\+(\d+) more", text)
+            if "Abandon everything still running" not in text or not more or \
+                    "Yes y" not in text or "No n" not in text:
+                return None
+            names = re.findall(r"\bworker-with-a-long-name-\d+ \(pid \d+\)", text)
+            return len(names), int(more.group(1))
+
+        for _ in range(20):  # until all 25 have started (they start at once, but not instantly)
+            screen.press(b"Q")
+            screen.wait(lambda lines: dialog_counts(lines) is not None,
+                        what="the question, Yes/No and +N more")
+            listed, more = dialog_counts(screen.lines())
+            screen.press(b"n")
+            screen.wait(lambda lines: "Abandon everything" not in "\n".join(lines),
+                        what="No closing the dialog")
+            if listed + more == 25:
+                break
+        assert listed + more == 25 and listed >= 3, (listed, more)
+        screen.press(b"q")
+        screen.wait(lambda lines: "Quitting" in "\n".join(lines) and
+                    re.search(r"\+\d+ more: worker", "\n".join(lines)) is not None,
+                    what="the quit panel's +N more")
+        assert screen.finish(timeout=60) == 0
+    finally:
+        screen.close()
+
+
+def test_every_key_is_answered_on_screen(installed, tmp_path):
+    """9 with three processes, k on the first row, j on the last, and w all say what
+    happened; k does not jump round to the last row."""
+    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
+                     rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: any(line.startswith("1▶") for line in lines),
+                    what="the first row selected")
+        screen.press(b"9")
+        screen.wait_text("no process 9: there are 3")
+        screen.press(b"k")
+        screen.wait_text("a is the first process")
+        assert any(line.startswith("1▶") for line in screen.lines()), screen.text()
+        screen.press(b"jjj")
+        screen.wait_text("c is the last process")
+        assert any(line.startswith("3▶") for line in screen.lines()), screen.text()
+        def header(lines: list[str]) -> str:
+            return next((line for line in lines if line.startswith(" ● c ")), "")
+
+        screen.press(b"w")
+        screen.wait(lambda lines: "wrap off" in header(lines), what="wrap off in the header")
+        screen.wait_text("long lines are cut")
+        screen.press(b"w")
+        screen.wait_text("wrap on: long lines wrap")
+        assert "wrap off" not in header(screen.lines()), screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
+def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path):
+    """One clock: a row's age and its pane's age are the same figure and only go up,
+    across the 10 s step (up 9s, then up 10s, never back to up 5s) and while keys are
+    pressed; a restart's countdown reads the same in the row and in the pane."""
+    import re
+    import time
+
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.up]\ncmd = "sleep 100"\n'
+        # flaky fails fast only after its first run: while up's age is read, nothing is
+        # in a restart's backoff (which made the old console tick every second anyway).
+        '[processes.flaky]\ncmd = "test -e ran && exit 1; touch ran; sleep 17; exit 1"\n'
+        'shell = true\nrestart = "on-failure"\n')
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, 30, 120)
+
+    def ages(lines: list[str]) -> tuple[int | None, int | None]:
+        """The age in up's row and in up's pane header."""
+        row = next((m for line in lines if (m := re.match(r"^1.. up +\d+ running +up (\d+)s",
+                                                           line))), None)
+        head = next((m for line in lines if (m := re.match(r"^ ● up +running +pid \d+ +up "
+                                                           r"(\d+)s", line))), None)
+        return (int(row.group(1)) if row else None), (int(head.group(1)) if head else None)
+
+    try:
+        screen.wait(lambda lines: None not in ages(lines), what="up's age in row and pane")
+        seen: list[tuple[int, int]] = []
+        # Past the 10 s step and on for a few seconds: the old console rounded the clock to
+        # the step (10 s from age 11), and the age fell back to a few seconds there.
+        until = time.monotonic() + 15
+        deadline = until + 25
+        while time.monotonic() < until:
+            screen.press(b"k")  # a key between frames: the bug showed an older age after it
+            screen.settle(quiet=0.3, timeout=2)
+            row, head = ages(screen.lines())
+            if row is None or head is None:
+                continue
+            assert row == head, f"row says up {row}s, pane up {head}s:\n{screen.text()}"
+            assert not seen or row >= seen[-1][0], f"went back: {seen} then {row}"
+            seen.append((row, head))
+        assert seen[-1][0] >= 10, seen
+
+        screen.press(b"2")
+
+        def restart(lines: list[str]) -> tuple[str | None, str | None]:
+            row = next((m.group(1) for line in lines
+                        if (m := re.match(r"^2.. flaky .*restart in (\d+)s", line))), None)
+            head = next((m.group(1) for line in lines
+                         if (m := re.match(r"^ . flaky .*restart in (\d+)s", line))), None)
+            return row, head
+
+        agreed = 0
+        while agreed < 3 and time.monotonic() < deadline + 30:
+            screen.settle(quiet=0.3, timeout=2)
+            row, head = restart(screen.lines())
+            if row is not None and head is not None:
+                assert row == head, f"row: restart in {row}s, pane: {head}s\n{screen.text()}"
+                agreed += 1
+        assert agreed == 3, screen.text()
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), [(24, 80), (15, 60)], ids=["80x24", "60x15"])
+def test_outcomes_and_the_summary_are_never_cut_mid_word(installed, tmp_path, rows, columns):
+    import re
+
+    screen = console(installed, tmp_path, "a-service-name=sleep 100", "b=sleep 100",
+                     rows=rows, columns=columns)
+    outcome = "stopped after"
+    try:
+        screen.wait(lambda lines: "? Help" in lines[-1], what="? Help in the key bar")
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait(lambda lines: any(outcome in line and "a-service" in line
+                                      for line in lines[:4]), what="the outcome in the row")
+        screen.settle()
+        row = next(line for line in screen.lines()[:4] if outcome in line)
+        status = [*row[row.index(outcome):].split("…")[0].split(), "…"]
+        full = re.search(r"stopped after \d+\.\ds: terminated by SIGTERM( \(\d+s ago\))?",
+                         row)
+        if full is None:  # cut: only after a whole word, and it says so with …
+            assert status[-1] == "…", row
+            words = "stopped after 0.0s: terminated by SIGTERM".split()
+            assert status[2:-1] == words[2:len(status) - 1], row
+        assert "? Help" in screen.lines()[-1], screen.lines()[-1]
+        screen.press(b"q")
+        assert screen.finish() == 0
+        tail = screen.pty.screen.decode(errors="replace").rsplit("summary:", 1)[1]
+        printed = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).rstrip("\r")
+                   for line in tail.split("\n")]
+        assert all(len(line) <= columns for line in printed), printed
+        words = " ".join(line.split("|", 1)[-1] for line in printed).split()
+        assert "terminated" in words and "SIGTERM" in words, printed
+    finally:
+        screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_the_demo_db_keeps_its_status_beside_its_countdown(installed, tmp_path, rows, columns):
+    """db asks for more time at 3/7 (EXTEND_TIMEOUT_USEC): from then on its STATUS stays
+    beside the countdown, in its row and in its pane's header, at every size."""
+    import re
+
+    # (--on-timeout kill: ignores-term would otherwise ask, and hold the quit at the end)
+    screen = Screen([str(installed / "venv/bin/proctui"), "demo", "--on-timeout", "kill",
+                     "--run-dir", str(tmp_path / "run")], tmp_path, rows, columns)
+    countdown = re.compile(r"\d+\.\ds")
+
+    def beside(lines: list[str], step: int) -> tuple[bool, bool]:
+        """(in db's row, in db's header): the STATUS at ``step``/7 and a countdown."""
+        status = f"flushing WAL {step}/7"
+        row = any(re.match(r"^\d▶. db ", line) and status in line and
+                  countdown.search(line.split(status, 1)[1]) for line in lines)
+        head = any(re.match(r"^ . db ", line) and status in line and
+                   countdown.search(line.split(status, 1)[1]) for line in lines)
+        return row, head
+
+    try:
+        screen.wait_text("NAME")
+        screen.press(b"7")
+        screen.wait(lambda lines: any(re.match(r"^7▶. db .*running", line) for line in lines)
+                    and any(re.match(r"^ . db ", line) for line in lines),
+                    what="db selected and running", timeout=40)
+        screen.press(b"s")
+        for step in (4, 5, 6):  # after the extension at 3/7
+            screen.wait(lambda lines, step=step: beside(lines, step) == (True, True),
+                        what=f"WAL {step}/7 beside a countdown in db's row and header",
+                        timeout=20)
+        screen.press(b"q")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+
+
+def test_a_process_is_picked_by_name_beyond_nine(installed, tmp_path):
+    """Twelve processes: p, a few letters of the eleventh's name, Enter: it is selected
+    (numbers reach only nine)."""
+    import re
+
+    commands = [f"svc-{name}=sleep 100" for name in
+                ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+                 "india", "juliet", "kilo", "lima")]
+    screen = console(installed, tmp_path, *commands, rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: any(line.startswith("1▶") for line in lines),
+                    what="the first row selected")
+        screen.press(b"p")
+        screen.wait_text("pick a process by name")
+        screen.press(b"kilo")
+        screen.wait(lambda lines: [line.strip() for line in lines].count("svc-kilo") == 1 and
+                    "select it · running" in "\n".join(lines), what="svc-kilo alone offered")
+        screen.press(KEYS["enter"])
+        screen.wait(lambda lines: any(re.match(r"^ ▶. svc-kilo ", line) for line in lines),
+                    what="svc-kilo's row selected")
+        screen.wait(lambda lines: any(re.match(r"^ . svc-kilo +running", line)
+                                      for line in lines), what="svc-kilo's pane")
+        screen.press(b"q")
+        assert screen.finish() == 0
     finally:
         screen.close()

@@ -66,6 +66,12 @@ class Countdown:
     text: str  # "SIGTERM sent 4.2s ago · SIGKILL in 5.8s"
     short: str  # "SIGKILL in 5.8s", for narrow places
     fraction: float | None  # of the current wait still left; None: no deadline
+    # For the console: ever shorter forms that keep the process's STATUS beside the
+    # countdown ("flushing WAL 4/7 · SIGKILL in 5.7s, by the process", ... "flushing WAL
+    # 4/7 · 5.7s"); the countdown words shrink before the STATUS is dropped.
+    forms: tuple[str, ...] = ()
+    status: str = ""
+    least: str = ""  # the tersest countdown, to stand beside a STATUS cut short
 
 
 def decide_keys() -> str:
@@ -89,19 +95,31 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
     since = view.stop_requested_at or now
     ago = f"{view.stop_signal} sent {seconds(now - since)} ago"
     status = f" · {view.status}" if view.status else ""
+    said = view.status or ""
+
+    def forms(*tails: str) -> tuple[str, ...]:
+        """Each countdown form, with the STATUS before it while there is one."""
+        kept = [f"{said} · {tail}" for tail in tails] if said else []
+        return tuple(dict.fromkeys([*kept, *tails]))
+
     if phase is Phase.DECIDING:
+        short = "decide: " + " / ".join(shown(a) for a in ("kill", "extend", "abandon"))
         return Countdown(f"{ago}{status} · stop timeout reached: your decision "
-                         f"({decide_keys()})", "decide: " + " / ".join(
-                             shown(a) for a in ("kill", "extend", "abandon")), None)
+                         f"({decide_keys()})", short, None, forms(short, "decide"), said,
+                         "decide")
     if deadline is None:
-        return Countdown(f"{ago}{status} · waiting without a deadline", "no deadline", None)
+        return Countdown(f"{ago}{status} · waiting without a deadline", "no deadline", None,
+                         forms("no deadline"), said, "no deadline")
     left = max(0.0, deadline - now)
     total = max(deadline - (start or since), 1e-9)
     by = " (extended by the process)" if view.extended_by_process else ""
     action = action_words(view)
-    return Countdown(f"{ago}{status} · {action} in {seconds(left)}{by}",
-                     f"{action} in {seconds(left)}{', by the process' if by else ''}",
-                     left / total)
+    short = f"{action} in {seconds(left)}{', by the process' if by else ''}"
+    return Countdown(f"{ago}{status} · {action} in {seconds(left)}{by}", short,
+                     left / total,
+                     forms(short, *([f"{action} in {seconds(left)}, extended"] if by else []),
+                           f"{action} in {seconds(left)}", seconds(left)),
+                     said, seconds(left))
 
 
 def running_words(view: ProcessView, now: float) -> str:

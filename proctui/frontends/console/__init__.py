@@ -76,12 +76,40 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     from proctui.frontends.printer import Printer, use_colour
 
     printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
-    for line in summary_lines(sup.final(), sup.views(), sup.strays()):
+    for line in fold(summary_lines(sup.final(), sup.views(), sup.strays()), printer.width):
         printer.say(line)
     if sup.crash:
         printer.say(f"internal error: {sup.crash}")
     printer.finish(2.0)
     return status
+
+
+def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
+    """The summary as the terminal will show it: each line folded at a space to fit
+    beside the printer's ``label | `` (``label`` wide), its continuation indented under the
+    outcome, so that the terminal never breaks a word. Not a terminal: left as it is."""
+    import re
+    import textwrap
+
+    if columns is None:
+        if not sys.stdout.isatty():
+            return lines
+        columns = os.get_terminal_size(sys.stdout.fileno()).columns
+    room = columns - label - 3
+    if room < 20:
+        return lines
+    out: list[str] = []
+    for line in lines:
+        # "  name  outcome": a continuation goes under the outcome, if that leaves room.
+        head = re.match(r"( *)\S+ {2,}(?=\S)", line)
+        indent = len(line) - len(line.lstrip(" "))
+        hang = " " * (len(head.group(0)) if head else indent + 2)
+        if len(hang) > room // 2:
+            hang = " " * (indent + 2)
+        out += textwrap.wrap(line, room, initial_indent="", subsequent_indent=hang,
+                             break_long_words=False, break_on_hyphens=False,
+                             drop_whitespace=True) or [line]
+    return out
 
 
 def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
@@ -131,7 +159,8 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
     names = list(core.names)
     printer = Printer(names or ["proctui"], sys.stdout, use_colour(sys.stdout))
     if core.all_ended() and core.shutting_down:
-        for line in summary_lines(core.final(), core.views(), core.strays()):
+        for line in fold(summary_lines(core.final(), core.views(), core.strays()),
+                         printer.width):
             printer.say(line)
         printer.finish(2.0)
         return core.exit_status()

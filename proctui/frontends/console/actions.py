@@ -33,6 +33,8 @@ class PaneActions(_Base):
     def action_wrap(self) -> None:
         output = self.selected_pane.output
         output.wrap = not output.wrap
+        self.notify("wrap on: long lines wrap" if output.wrap else
+                    "wrap off: long lines are cut with …", timeout=2, markup=False)
 
     def action_end(self) -> None:
         self.selected_pane.output.end()
@@ -170,10 +172,10 @@ class QuitActions(_Base):
                 self.core.abandon_all().add_done_callback(
                     lambda _f: self.call_from_thread(self.exit))
 
-        left = [f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid]
+        left = tuple(f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid)
         self.push_screen(ConfirmScreen(
             "Abandon everything still running and exit now?",
-            ("Left running: " + ", ".join(left)) if left else "Nothing is running."),
+            "" if left else "Nothing is running.", items=left, prefix="Left running:"),
             answered)
 
     def action_stop_all_now(self) -> None:

@@ -9,14 +9,16 @@ sequence.
 from __future__ import annotations
 
 import contextlib
-import math
+import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
 
 from textual.app import App, ComposeResult, SystemCommand
+from textual.command import CommandPalette
 from textual.containers import Container
 from textual.message import Message
 from textual.screen import Screen
@@ -31,8 +33,9 @@ from proctui.frontends.console.actions import PaneActions, QuitActions
 from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen, Decision
 from proctui.frontends.console.output import ProcessPane
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
+from proctui.frontends.console.picker import ProcessPicker, system_commands
 from proctui.frontends.console.questions import Questions
-from proctui.frontends.console.render import quantum
+from proctui.frontends.console.render import clock_face, next_change
 from proctui.frontends.console.table import ProcessTable, Row
 from proctui.frontends.hangup import watch_terminal
 
@@ -54,6 +57,7 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {ProcessPicker}
     AUTO_FOCUS = None  # keys belong to the app; the search box takes focus only when opened
     BINDINGS = keys.bindings(keys.MAIN)
 
@@ -118,8 +122,12 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         self._layout()
         self.core.listen(self._poked)
         self.tick()
-        if self.on_terminal_lost is not None and not self.is_headless:
-            watch_terminal(self._driver, lambda why: self.call_from_thread(
+        if self.on_terminal_lost is not None and not self.is_headless and \
+                sys.__stdin__ is not None:
+            # The terminal Textual reads (its Linux driver's fileno is stdin's), named
+            # without reaching into the app's private driver.
+            terminal = SimpleNamespace(fileno=sys.__stdin__.fileno())
+            watch_terminal(terminal, lambda why: self.call_from_thread(
                 self._terminal_lost, why))
         if self.usage is None:
             self.core.want_usage(True)
@@ -203,20 +211,19 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
             return
         if not self.screen_stack:
             return  # a timer that fired while the app shuts down: nothing to draw on
+        # One reading of the clock per tick, used unrounded by the table, every pane and
+        # the panel: a figure rounded here (to the step of the finest figure on screen)
+        # made an age jump back when that step grew from 1 s to 10 s.
         now = self.clock()
         self._last_tick = time.monotonic()
-        step = quantum(self.views, now)
-        shown = math.floor(now / step) * step
-        self._soon(max(0.01, shown + step - now))  # when the clock on screen next moves
-        key = (self.core.changes(), shown, self.selected, self.quitting, self.hangup,
-               len(self.screen_stack))
+        self._soon(next_change(self.views, now))  # when a figure on screen next moves
+        key = (self.core.changes(), clock_face(self.views, now), self.selected,
+               self.quitting, self.hangup, len(self.screen_stack))
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
         self.views = views = self.core.views()
-        step = quantum(views, now)  # what the fresh views show of the clock
-        shown = math.floor(now / step) * step
-        self._soon(max(0.01, shown + step - now))
+        self._soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""
         for view in views:
             total = self.core.buffer(view.name).output_total
@@ -230,11 +237,11 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
                 v.name in self._active, i + 1 if i < 9 else 0)
             for i, v in enumerate(views))
         self._table.selected = self.selected
-        self._table.second = int(shown * 10)
+        self._table.now = now
         for view in views:
             pane = self.panes.get(view.name)
             if pane is not None and pane.display:
-                pane.show(view, shown)
+                pane.show(view, now)
         self._panel.display = self.quitting
         if self.quitting:
             self._panel.show(views, now)
@@ -249,7 +256,11 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
         its session): only EOF or EIO arrive, and Textual's input thread would spin on
         them for ever. Treat it as a hangup, and stop that thread."""
-        exit_event = getattr(self._driver, "exit_event", None)
+        # Only our own driver class is reachable without App._driver (private): it
+        # records its instance. With Textual's stock driver the input thread spins on
+        # until the app exits, which the stop sequence below brings about.
+        driver = getattr(self.driver_class, "instance", None)
+        exit_event = getattr(driver, "exit_event", None)
         if exit_event is not None:
             exit_event.set()
         if self.attached is not None:
@@ -324,17 +335,31 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         return self.panes[self.selected_view.name]
 
     def action_select(self, delta: int) -> None:
-        self.action_select_index((self.selected + delta) % max(1, len(self.views)))
+        # No wrapping round: k on the first row going to the last is a jump nobody sees.
+        index = self.selected + delta
+        if not 0 <= index < len(self.views):
+            self.notify(f"{self.selected_view.name} is the {'first' if delta < 0 else 'last'}"
+                        " process", timeout=2, markup=False)
+            return
+        self.action_select_index(index)
 
     def action_select_index(self, index: int) -> None:
-        if 0 <= index < len(self.views):
-            self.selected = index
-            self._active.discard(self.views[index].name)
-            self._matches, self._match_index = [], -1
-            self._layout()
-            self.tick()
+        if not 0 <= index < len(self.views):
+            count = len(self.views)
+            self.notify(f"no process {index + 1}: there {'is' if count == 1 else 'are'} "
+                        f"{count} ({keys.shown('pick')} picks one by name)", timeout=2,
+                        markup=False)
+            return
+        self.selected = index
+        self._active.discard(self.views[index].name)
+        self._matches, self._match_index = [], -1
+        self._layout()
+        self.tick()
 
-    # -- commands for the selected process ----------------------------------------------
+    def action_pick(self) -> None:
+        """The process picker: Textual's command palette over the processes' names."""
+        self.push_screen(CommandPalette(providers=[ProcessPicker],
+                                        placeholder="pick a process by name…"))
 
     def action_stop(self) -> None:
         self._send(self.core.stop(self.selected_view.name))
@@ -372,11 +397,4 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
             "keeps its PID file."), answered)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        for key in keys.MAIN:
-            if key.group in ("Process", "Quit") or key.action in ("zoom", "help"):
-                method = getattr(self, f"action_{key.action}", None)
-                if method is not None and key.keys != "ctrl+c,ctrl+q":
-                    yield SystemCommand(key.label, key.help, method)
-        for command in super().get_system_commands(screen):
-            if command.title not in ("Quit",):
-                yield command
+        yield from system_commands(self, super().get_system_commands(screen))

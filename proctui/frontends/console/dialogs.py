@@ -21,7 +21,16 @@ from textual.widgets import Button, Static
 
 from proctui.core.life.outcome import seconds, setting
 from proctui.core.view import ProcessView
-from proctui.frontends.console.keys import DIALOG, LEAVE, MAIN, bindings, find, help_rows
+from proctui.frontends.console.keys import (
+    DIALOG,
+    LEAVE,
+    MAIN,
+    READING,
+    bindings,
+    find,
+    help_rows,
+    reading_line,
+)
 
 ARMING = 0.5  # seconds during which a new dialog ignores keys
 
@@ -154,28 +163,84 @@ def question_key(view: ProcessView) -> tuple[object, ...]:
     return (view.name, view.pid, view.stop_requested_at, view.decisions)
 
 
+BOX_WIDTH = 76  # the widest a dialog grows: a line longer than that is hard to read
+
+
+def listed(items: tuple[str, ...], width: int, rows: int, prefix: str = "") -> list[str]:
+    """``items`` packed into at most ``rows`` lines of at most ``width`` cells, comma
+    separated, never one cut across lines; what does not fit is counted in a last
+    "+N more". Lines are made here so that nothing re-wraps them."""
+    width, rows = max(12, width), max(1, rows)
+    items = tuple(item if len(item) <= width else item[: width - 1] + "…" for item in items)
+
+    def pack(pieces: list[str]) -> list[str]:
+        out: list[str] = []
+        line = prefix
+        for i, piece in enumerate(pieces):
+            piece += "," if i < len(pieces) - 1 else ""
+            if line and len(line) + 1 + len(piece) > width:
+                out.append(line)
+                line = piece
+            else:
+                line = f"{line} {piece}" if line else piece
+        return [*out, line] if line else out
+
+    whole = pack(list(items))
+    if len(whole) <= rows:
+        return whole
+    low, high = 0, len(items)  # the most items that fit beside "+N more" (binary search)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(pack([*items[:mid], f"+{len(items) - mid} more"])) <= rows:
+            low = mid
+        else:
+            high = mid - 1
+    return pack([*items[:low], f"+{len(items) - low} more"])
+
+
 class ConfirmScreen(ModalScreen[bool]):
-    """Yes or no; No is focused, and Enter or Escape answers no."""
+    """Yes or no; No is focused, and Enter or Escape answers no. A list of names
+    (``items``) is shown in the rows the screen has left, ending in "+N more": the
+    question and its buttons always stay in view."""
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"),
                 Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str, detail: str = "") -> None:
+    def __init__(self, question: str, detail: str = "", items: tuple[str, ...] = (),
+                 prefix: str = "") -> None:
         super().__init__()
         self.question = question
         self.detail = detail
+        self.items = items
+        self.prefix = prefix
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Static(Text(self.question, style="bold"), id="confirm-question")
             if self.detail:
                 yield Static(Text(self.detail), id="confirm-detail")
+            if self.items:
+                yield Static(id="confirm-items")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Yes y", id="yes", variant="error", compact=True)
                 yield Button("No n", id="no", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        if not self.items:
+            return
+        width, height = self.app.size
+        inner = min(BOX_WIDTH, width) - 4  # a border and a space each side
+        used = 2 + 1 + rows_of(self.question, inner) + \
+            (rows_of(self.detail, inner) if self.detail else 0)
+        lines = listed(self.items, inner, height - used, self.prefix)
+        self.query_one("#confirm-items", Static).update(Text("\n".join(lines)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -183,6 +248,13 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+
+def rows_of(text: str, width: int) -> int:
+    """How many rows ``text`` takes wrapped at word boundaries in ``width`` cells."""
+    import textwrap
+
+    return max(1, len(textwrap.wrap(text, max(1, width), break_on_hyphens=False)))
 
 
 class LeaveScreen(ModalScreen[str]):
@@ -220,45 +292,72 @@ class LeaveScreen(ModalScreen[str]):
         self.dismiss(answer)
 
 
-class HelpScreen(ModalScreen[None]):
-    """Every key, from the key table itself."""
+class ReadingScreen(ModalScreen[None]):
+    """A long text to read (the help, the timeline): it scrolls with the reading keys of
+    the key table, whatever has focus, and its first line says how."""
 
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss_help", "Close")]
+    BINDINGS = bindings(READING)
+    TITLE_WORDS = ""
+
+    def body(self, columns: int) -> Text:
+        """The text, for ``columns`` cells of room."""
+        raise NotImplementedError
+
+    def _columns(self) -> int:
+        return max(20, self.app.size.width - 6)  # a border, a space each side, a scrollbar
 
     def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Static(Text(f"{self.TITLE_WORDS} · {reading_line()}", style="bold"),
+                         id="help-title")
+            with VerticalScroll(id="help-keys", can_focus=False):
+                yield Static(self.body(self._columns()), id="help-body")
+
+    def on_resize(self) -> None:
+        self.query_one("#help-body", Static).update(self.body(self._columns()))
+
+    def action_scroll(self, way: str) -> None:
+        view = self.query_one("#help-keys", VerticalScroll)
+        getattr(view, f"scroll_{way}")(animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ReadingScreen):
+    """Every key, from the key table itself."""
+
+    BINDINGS = [Binding("question_mark", "close", "Close")]
+    TITLE_WORDS = "proctui keys"
+
+    def body(self, columns: int) -> Text:
+        import textwrap
+
         text = Text()
-        width = max(len(k) for _, k, _ in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE))
+        rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+        width = max(len(k) for _, k, _ in rows)
+        hang = " " * (width + 4)  # a long description goes on under itself, not the key
         last = None
-        for group, key, words in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
+        for group, key, words in rows:
             if group != last:
                 text.append(("\n" if last else "") + group + "\n", style="bold")
                 last = group
             text.append(f"  {key.ljust(width)}  ", style="bold cyan")
-            text.append(words + "\n")
-        with Vertical(id="help"):
-            yield Static(Text("proctui keys · Escape or ? closes", style="bold"))
-            with VerticalScroll(id="help-keys"):
-                yield Static(text)
-
-    def action_dismiss_help(self) -> None:
-        self.dismiss(None)
+            lines = textwrap.wrap(words, max(10, columns - len(hang)),
+                                  break_on_hyphens=False) or [""]
+            text.append(("\n" + hang).join(lines) + "\n")
+        return text
 
 
-class TimelineScreen(ModalScreen[None]):
+class TimelineScreen(ReadingScreen):
     """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
 
-    BINDINGS = [Binding("escape,t,q", "dismiss_timeline", "Close")]
+    BINDINGS = [Binding("t", "close", "Close")]
+    TITLE_WORDS = "timeline of this run"
 
     def __init__(self, lines: list[str]) -> None:
         super().__init__()
         self.lines = lines
 
-    def compose(self) -> ComposeResult:
-        text = Text("\n".join(self.lines))
-        with Vertical(id="help"):
-            yield Static(Text("timeline of this run · Escape or t closes", style="bold"))
-            with VerticalScroll(id="help-keys"):
-                yield Static(text)
-
-    def action_dismiss_timeline(self) -> None:
-        self.dismiss(None)
+    def body(self, columns: int) -> Text:
+        return Text("\n".join(self.lines))

@@ -80,8 +80,13 @@ def quiet_driver() -> type[Any] | None:
         return None
 
     class QuietDriver(base):  # type: ignore[misc, valid-type]
+        # The app reaches its driver here (to stop the input thread on a lost terminal),
+        # not through App._driver, which is private.
+        instance: QuietDriver | None = None
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
+            type(self).instance = self
             self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
             self.exit_event = _WakingEvent(self._wake_w)
 
@@ -89,5 +94,10 @@ def quiet_driver() -> type[Any] | None:
             _local.wake_fd = self._wake_r
             super().run_input_thread()
 
-    linux_driver.selectors = _Selectors  # only run_input_thread uses it
+    # Private, on purpose: Textual has no public way to change how long its input thread
+    # waits, and its 0.1 s select timeout is most of an idle console's CPU. The module's
+    # selectors name is used by run_input_thread alone, and only our driver's thread
+    # registers a wake pipe (thread-local), so a stock selector elsewhere behaves as
+    # before. Checked above: if Textual changes shape, the stock driver runs unchanged.
+    linux_driver.selectors = _Selectors
     return QuietDriver

@@ -28,8 +28,10 @@ class Key:
 MAIN: tuple[Key, ...] = (
     Key("select(-1)", "up,k", "↑ k", "Up", "select the process above", "Select"),
     Key("select(1)", "down,j", "↓ j", "Down", "select the process below", "Select"),
-    Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Pick", "select a process by its number",
+    Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Number", "select a process by its number",
         "Select"),
+    Key("pick", "p", "p", "Pick", "pick a process by name: type part of it, Enter selects "
+        "(any number of processes)", "Select"),
     Key("stop", "s", "s", "Stop", "stop it: its stop signal, then the countdown", "Process",
         bar=2),
     Key("start", "S", "S", "Start", "start it again once it has ended", "Process"),
@@ -91,6 +93,34 @@ LEAVE: tuple[Key, ...] = (
 )
 
 
+# Reading the help and the timeline: they scroll with the keys people press, not only once
+# something inside them has focus (nothing says to press Tab first).
+READING: tuple[Key, ...] = (
+    Key("scroll('up')", "up,k", "↑ k", "Up", "scroll up a line", "Reading the help or timeline"),
+    Key("scroll('down')", "down,j", "↓ j", "Down", "scroll down a line",
+        "Reading the help or timeline"),
+    Key("scroll('page_up')", "pageup", "PgUp", "Page up", "scroll up a page",
+        "Reading the help or timeline"),
+    Key("scroll('page_down')", "pagedown", "PgDn", "Page down", "scroll down a page",
+        "Reading the help or timeline"),
+    Key("scroll('home')", "home", "Home", "Top", "the top", "Reading the help or timeline"),
+    Key("scroll('end')", "end", "End", "Bottom", "the bottom", "Reading the help or timeline"),
+    Key("close", "escape,q", "Esc q", "Close", "close it (? closes the help, t the timeline)",
+        "Reading the help or timeline"),
+)
+
+
+def reading_line() -> str:
+    """How to move in the help and the timeline, in one line of their own keys:
+    "↑↓ PgUp PgDn Home End scroll · Esc closes"."""
+    def first(action: str) -> str:
+        return shown(action, READING).split()[0]
+
+    moves = [first(f"scroll('{way}')") for way in
+             ("up", "down", "page_up", "page_down", "home", "end")]
+    return f"{moves[0]}{moves[1]} {' '.join(moves[2:])} scroll · {first('close')} closes"
+
+
 def bindings(keys: tuple[Key, ...]) -> list[Binding]:
     from textual.binding import Binding
 
@@ -148,7 +178,8 @@ def hint(prefix: str, items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 def readme_table() -> str:
     rows = ["| | key | what it does |", "|---|---|---|"]
     last = ""
-    for group, key, text in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE):
+    for group, key, text in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + \
+            help_rows(READING):
         rows.append(f"| {group if group != last else ''} | {key} | {text} |")
         last = group
     return "\n".join(rows)

@@ -13,13 +13,13 @@ from collections.abc import Callable
 
 from rich.console import Console
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollDown, ScrollTo, ScrollUp
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -32,10 +32,12 @@ from proctui.frontends.console.render import (
     countdown_text,
     fit,
     look,
+    restart_words,
     running_words,
     segments,
 )
 
+STRIP_CACHE = 2000  # lines: a few screens of a tall pane, wrapped or not
 _STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold cyan"}
 
 
@@ -58,6 +60,12 @@ class OutputView(ScrollView, can_focus=False):
         self._data: tuple[int, int, str, int] | None = None
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
+        # Each buffer line's rows, drawn once (as Textual's Log keeps a strip per line): a
+        # line's number names its text for good, so a new line costs one line's drawing
+        # and the rest of the screen comes from here.
+        self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
+        self.drawn = 0  # lines drawn (not taken from the cache): for tests
+        self._base = Style()  # the pane's own style, read once per screen drawn
         self._top_shown = 0  # line number at the top of the screen, as last drawn
         self.on_position: Callable[[str], None] | None = None
 
@@ -75,35 +83,35 @@ class OutputView(ScrollView, can_focus=False):
         self._first = buf.first
         count = buf.total - buf.first + (1 if buf.partial else 0)
         # As wide as the room beside the scrollbar, never wider: see DEFAULT_CSS.
-        self.virtual_size = Size(self._room.width, count)
+        # The scroll position counts lines. With wrap on, the last screen holds fewer lines
+        # than rows: the end of the scroll range is where the last line is at the bottom,
+        # so the scrollbar reaches its end exactly when the newest line is in view.
+        width, height = self._room
+        at_end = self._lines_at_end(width, height)
+        self.virtual_size = Size(width, count - at_end + height if count > at_end else count)
         if self.follow:
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            self._scroll(self.max_scroll_y)
         else:
             # Old lines leave the ring as new ones come: keep the same line on top.
-            self.scroll_to(y=max(0, held - self._first), animate=False, immediate=True)
+            self._scroll(max(0, held - self._first))
         self.refresh()
 
     # The operator's own scrolling (wheel, scrollbar) decides following: up holds the
-    # pane still, back at the end follows again. A resize never does.
-    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        super()._on_mouse_scroll_up(event)
-        self._user_scrolled()
+    # pane still, back at the end follows again. Watched on the public scroll_y, with our
+    # own moves (following, holding a line, paging, a resize) marked so they never count.
+    _ours = False
 
-    def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        super()._on_mouse_scroll_down(event)
-        self._user_scrolled()
+    def _scroll(self, y: float) -> None:
+        self._ours = True
+        try:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._ours = False
 
-    def _on_scroll_to(self, message: ScrollTo) -> None:
-        super()._on_scroll_to(message)
-        self._user_scrolled()
-
-    def _on_scroll_up(self, event: ScrollUp) -> None:
-        super()._on_scroll_up(event)
-        self._user_scrolled()
-
-    def _on_scroll_down(self, event: ScrollDown) -> None:
-        super()._on_scroll_down(event)
-        self._user_scrolled()
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._ours:
+            self._user_scrolled()
 
     def _user_scrolled(self) -> None:
         self.follow = self.scroll_y >= self.max_scroll_y
@@ -116,12 +124,33 @@ class OutputView(ScrollView, can_focus=False):
 
     def watch_follow(self) -> None:
         if self.follow:
-            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+            self._scroll(self.max_scroll_y)
         self.refresh()
         self._tell_position()
 
     def watch_wrap(self) -> None:
+        self._data = None  # the lines on the last screen change: so does the scroll range
+        self.sync()
         self.refresh()
+        self._tell_position()
+
+    def _lines_at_end(self, width: int, height: int) -> int:
+        """How many whole lines fit in the bottom ``height`` rows, the last at the bottom
+        (drawn through the strip cache: the last screen is drawn anyway)."""
+        if not self.wrap or width <= 0 or height <= 0 or not self.is_mounted:
+            return height
+        self._base = self.rich_style
+        buf = self.buffer
+        lines = self._lines(max(buf.first, buf.total - height), height)
+        if buf.partial:
+            lines.append((buf.total, buf.partial, Stream.STDOUT))
+        used = fitted = 0
+        for number, line, stream in reversed(lines):
+            used += len(self._render(self.app.console, number, line, stream, width))
+            if used > height:
+                break
+            fitted += 1
+        return max(1, fitted)
 
     def watch_search(self) -> None:
         self.refresh()
@@ -140,14 +169,13 @@ class OutputView(ScrollView, can_focus=False):
 
     def home(self) -> None:
         self.follow = False
-        self.scroll_to(y=0, animate=False, immediate=True)
+        self._scroll(0)
         self._tell_position()
 
     def page(self, direction: int) -> None:
         step = max(1, self._room.height - 1) * direction
         self.follow = False
-        self.scroll_to(y=max(0, min(self.max_scroll_y, self.top_line - self._first + step)),
-                       animate=False, immediate=True)
+        self._scroll(max(0, min(self.max_scroll_y, self.top_line - self._first + step)))
         if direction > 0:
             self._user_scrolled()
         self._tell_position()
@@ -155,8 +183,7 @@ class OutputView(ScrollView, can_focus=False):
     def show_line(self, number: int) -> None:
         """Hold the pane with line ``number`` about a third of the way down."""
         self.follow = False
-        self.scroll_to(y=max(0, number - self._first - self._room.height // 3), animate=False,
-                       immediate=True)
+        self._scroll(max(0, number - self._first - self._room.height // 3))
         self._tell_position()
 
     @property
@@ -191,6 +218,7 @@ class OutputView(ScrollView, can_focus=False):
     def _layout(self, width: int, height: int) -> list[Strip]:
         if width <= 0 or height <= 0:
             return []
+        self._base = self.rich_style  # once per screen: it walks the widget's ancestors
         console = self.app.console
         buf = self.buffer
         if self.follow:
@@ -226,6 +254,17 @@ class OutputView(ScrollView, can_focus=False):
 
     def _render(self, console: Console, number: int, line: str, stream: int,
                 width: int) -> list[Strip]:
+        partial = line if number >= self.buffer.total else None  # still growing
+        key = (number, partial, stream, width, self.wrap, self.search,
+               self.search is not None and number == self.current_match, self._base)
+        cached = self._strips.get(key)
+        if cached is None:
+            cached = self._strips[key] = self._draw(console, number, line, stream, width)
+        return cached
+
+    def _draw(self, console: Console, number: int, line: str, stream: int,
+              width: int) -> list[Strip]:
+        self.drawn += 1
         if stream == Stream.PROCTUI:
             text = Text("── " + line, style=_STREAM_STYLE[Stream.PROCTUI], no_wrap=True)
         else:
@@ -240,7 +279,7 @@ class OutputView(ScrollView, can_focus=False):
                 text.truncate(max(1, width - 1))
                 text.append("…", style="dim")
             pieces = [text]
-        base = self.rich_style
+        base = self._base
         return [Strip(segments(piece, console) if piece.cell_len else [Segment("")])
                 .crop_extend(0, width, base).apply_style(base) for piece in pieces]
 
@@ -255,14 +294,14 @@ class PaneHeader(Widget):
     DEFAULT_CSS = "PaneHeader { height: 1; }"
 
     view: reactive[ProcessView | None] = reactive(None, layout=False)
-    now: reactive[int] = reactive(0)  # tenths of a second: the countdown's resolution
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
     note: reactive[str] = reactive("")
 
     def render(self) -> Text:
         view = self.view
         if view is None:
             return Text("")
-        now = self.now / 10
+        now = self.now
         lk = look(view)
         text = Text()
         text.append(f" {lk.mark} ", style=lk.style)
@@ -279,6 +318,8 @@ class PaneHeader(Widget):
             text.append_text(fit(Text(view.outcome.text, style=lk.style), room))
         elif view.phase is Phase.RUNNING and view.started_at is not None:
             text.append_text(fit(Text(running_words(view, now)), room))
+        elif view.phase is Phase.BACKOFF and view.restart_at is not None:
+            text.append_text(fit(Text(restart_words(view, now)), room))
         elif view.phase is Phase.WAITING:
             text.append_text(fit(Text(f"waiting for {', '.join(view.waiting_for)}"), room))
         else:
@@ -304,13 +345,21 @@ class ProcessPane(Vertical):
         yield self.header
         yield self.output
 
-    def _position(self, note: str) -> None:
-        self.header.note = note
+    def _position(self, _position: str) -> None:
+        self.header.note = self.note
+
+    @property
+    def note(self) -> str:
+        """The pane's state beside its header: where it is held, and "wrap off" (the
+        default, wrapping, says nothing)."""
+        output = self.output
+        return " · ".join(part for part in (output.position,
+                                             "" if output.wrap else "wrap off") if part)
 
     def show(self, view: ProcessView, now: float) -> None:
         """Bring the pane up to date (each tick, with the clock as finely as the screen
         shows it); reactives redraw only what changed."""
         self.header.view = view
-        self.header.now = round(now * 10)
-        self.header.note = self.output.position
+        self.header.now = now
+        self.header.note = self.note
         self.output.sync()

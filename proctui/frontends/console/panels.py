@@ -9,7 +9,7 @@ from textual.widget import Widget
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
-from proctui.frontends.console.keys import MAIN, Key, bar_items, fit, shown
+from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
 from proctui.frontends.console.render import countdown, countdown_text, look
 
 
@@ -19,12 +19,12 @@ class ShutdownPanel(Widget):
     DEFAULT_CSS = "ShutdownPanel { height: auto; display: none; }"
 
     views: reactive[tuple[ProcessView, ...]] = reactive((), layout=True)
-    now: reactive[int] = reactive(0)  # tenths of a second
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
 
     def show(self, views: list[ProcessView], now: float) -> None:
         self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
                            v.phase in (Phase.STARTING, Phase.WAITING, Phase.HELD))
-        self.now = int(now * 10)
+        self.now = now
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         return len(self.views) + 1
@@ -40,8 +40,12 @@ class ShutdownPanel(Widget):
             title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
         text.append(title[:width], style="bold")
         name_w = max((len(v.name) for v in self.views), default=4)
-        now = self.now / 10
-        for view in self.views:
+        now = self.now
+        shown_views = self.views
+        room_rows = self.size.height - 1  # under the title
+        if 0 < room_rows < count:  # the panel is capped: the last row counts the rest
+            shown_views = self.views[: max(0, room_rows - 1)]
+        for view in shown_views:
             text.append("\n")
             lk = look(view)
             text.append(f" {lk.mark} ", style=lk.style)
@@ -57,6 +61,12 @@ class ShutdownPanel(Widget):
             elif view.phase is Phase.HELD:
                 text.append(f"held, not proven ours: {shown('stop')} stops it, "
                             f"{shown('abandon')} leaves it"[:room], style="yellow")
+        if len(shown_views) < count:
+            rest = self.views[len(shown_views):]
+            text.append("\n")
+            more = Text(f" +{len(rest)} more: " + ", ".join(v.name for v in rest), style="dim")
+            more.truncate(max(1, width), overflow="ellipsis")
+            text.append_text(more)
         return text
 
 
@@ -69,7 +79,11 @@ class KeyBar(Widget):
 
     def render(self) -> Text:
         items = [f"{key} {label}" for key, label in bar_items(self.keys)]
-        line = fit(items, self.size.width - 1)
+        # "? Help" always shows, at the end: it leads to every key the bar has no room for.
+        help_item = f"{shown('help')} {find('help').label}"
+        others = [item for item in items if item != help_item]
+        line = fit(others, self.size.width - 1 - len(help_item) - 2)
+        line = f"{line}  {help_item}" if line else fit([help_item], self.size.width - 1)
         text = Text(" ")
         for i, item in enumerate(line.split("  ") if line else []):
             key, _, label = item.partition(" ")

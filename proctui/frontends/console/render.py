@@ -6,6 +6,9 @@ it is only ever put into ``rich.text.Text`` objects, never parsed as markup.
 
 from __future__ import annotations
 
+import math
+
+from rich.cells import cell_len
 from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
@@ -31,21 +34,62 @@ def bar(fraction: float, width: int) -> str:
     return "█" * full + "░" * (width - full)
 
 
-def quantum(views: list[ProcessView], now: float) -> float:
-    """How finely the clock shows anywhere on screen (see words.duration): tenths while a
-    countdown runs, seconds while an age is under ten or a restart is due, tens of
-    seconds while one is under a minute, else minutes."""
-    step = 60.0
+COALESCE = 0.05  # seconds a figure may lag so that neighbouring changes share a redraw
+
+
+def restart_words(view: ProcessView, now: float) -> str:
+    """A restart's countdown, the same words in the row and in the pane: whole seconds
+    rounded up, so it never says 0s before the restart happens."""
+    left = max(0.0, (view.restart_at or now) - now)
+    return f"restart in {math.ceil(left)}s" if left < 60 else f"restart in {duration(left)}"
+
+
+def _age(view: ProcessView, now: float) -> float | None:
+    since = view.started_at if view.phase is Phase.RUNNING else \
+        view.ended_at if view.phase is Phase.ENDED else None
+    return None if since is None else max(0.0, now - since)
+
+
+def _age_step(age: float) -> float:
+    """How finely ``duration`` shows an age of ``age`` seconds."""
+    return 1.0 if age < 10 else 10.0 if age < 60 else 60.0
+
+
+def clock_face(views: list[ProcessView], now: float) -> tuple[object, ...]:
+    """Every figure of the clock on screen, as it reads at ``now``: the console redraws
+    when this changes. Each figure comes from the real clock and the view's own instant
+    (started_at, restart_at, deadline), so no figure ever goes backwards, and the row and
+    the pane, given the same ``now``, read the same."""
+    face: list[object] = []
+    for view in views:
+        if view.phase.stopping:
+            face.append(round(now, 1))  # countdowns show tenths
+            continue
+        if view.phase is Phase.BACKOFF and view.restart_at is not None:
+            face.append(restart_words(view, now))
+            continue
+        age = _age(view, now)
+        face.append(None if age is None else duration(age))
+    return tuple(face)
+
+
+def next_change(views: list[ProcessView], now: float) -> float:
+    """Seconds until some figure of ``clock_face`` next changes (at most a minute)."""
+    soonest = 60.0
     for view in views:
         if view.phase.stopping:
             return 0.1
-        since = view.started_at if view.phase is Phase.RUNNING else view.ended_at
-        age = now - since if since is not None else None
-        if view.phase is Phase.BACKOFF or (age is not None and age < 11):
-            step = 1.0
-        elif age is not None and age < 61:
-            step = min(step, 10.0)
-    return step
+        if view.phase is Phase.BACKOFF and view.restart_at is not None:
+            left = view.restart_at - now
+            soonest = min(soonest, left - math.floor(left) if left > 0 else 1.0)
+            continue
+        age = _age(view, now)
+        if age is not None:
+            step = _age_step(age)
+            soonest = min(soonest, step - age % step)
+    # Just past the boundary, never just before it; the slack lets processes started
+    # together (their boundaries milliseconds apart) share one redraw instead of one each.
+    return max(0.01, soonest + COALESCE)
 
 
 def memory(value: int) -> str:
@@ -74,18 +118,52 @@ def segments(text: Text, console: Console) -> list[Segment]:
 
 
 def fit(text: Text, room: int) -> Text:
+    """``text`` in exactly ``room`` cells: padded, or cut after a whole word with " …"
+    (a word is cut only when the first one alone does not fit)."""
+    room = max(0, room)
     if text.cell_len > room:
-        text.truncate(max(0, room), overflow="ellipsis")
+        text = cut_words(text, room)
     text.pad_right(max(0, room - text.cell_len))
     return text
 
 
+def cut_words(text: Text, room: int) -> Text:
+    plain = text.plain
+    best = -1
+    for i, char in enumerate(plain):
+        if char == " " and i and plain[i - 1] != " ":
+            if cell_len(plain[:i]) + 2 > room:
+                break
+            best = i
+    if best <= 0:
+        text.truncate(room, overflow="ellipsis")
+        return text
+    kept = text[:best]
+    kept.append(" …", style="dim")
+    return kept
+
+
 def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
-    """The countdown's words with a bar that empties toward the deadline."""
-    words = cd.short if short else cd.text
+    """The countdown's words with a bar that empties toward the deadline: the fullest form
+    that fits ``room`` (``short``: never the form that says when the stop signal went),
+    so that a STATUS stays beside the countdown while its words shrink."""
+    forms = (*(() if short else (cd.text,)), *(cd.forms or (cd.short,)))
+    with_status = [form for form in forms if cd.status and cd.status in form]
+    words = next((form for form in with_status if cell_len(form) <= room), None)
+    tail = f" · {cd.least}"
+    if words is None and with_status and room - cell_len(tail) >= 8:
+        # Not even the tersest form fits: the STATUS is cut (after a word), not dropped.
+        text = fit(Text(cd.status), room - cell_len(tail))
+        text.rstrip()
+        text.append(tail)
+        text.stylize("yellow")
+        return fit(text, room)
+    if words is None:
+        words = next((form for form in forms if cell_len(form) <= room), None)
+    words = words if words is not None else (cd.short if short else cd.text)
     text = Text(words, style="yellow")
-    if cd.fraction is not None and room - len(words) >= 8:
-        width = min(20, room - len(words) - 1)
+    if cd.fraction is not None and room - cell_len(words) >= 8:
+        width = min(20, room - cell_len(words) - 1)
         style = "red" if cd.fraction < 0.25 else "yellow"
         text.append(" ")
         text.append(bar(cd.fraction, width), style=style)

@@ -3,7 +3,6 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -21,6 +20,7 @@ from proctui.frontends.console.render import (
     fit,
     look,
     memory,
+    restart_words,
     running_words,
     segments,
 )
@@ -42,8 +42,7 @@ class ProcessTable(Widget):
 
     rows: reactive[tuple[Row, ...]] = reactive((), layout=True)
     selected: reactive[int] = reactive(0)
-    second: reactive[int] = reactive(0)  # the clock, in the tenths its rows show
-    now = 0.0
+    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
         return len(self.rows) + 1
@@ -82,13 +81,15 @@ class ProcessTable(Widget):
     def _columns(self, width: int) -> tuple[int, bool]:
         """Name width, and whether CPU/memory/restarts fit."""
         names = max((len(r.view.name) for r in self.rows), default=4)
+        # Narrow: no PID, CPU or memory (the pane's header has the pid); STATUS needs it.
         wide = width >= 70
-        fixed = 4 + 8 + 11 + (17 if wide else 0) + 2
+        fixed = 4 + 11 + (8 + 17 if wide else 0) + 2
         return max(4, min(names, 22, width - fixed - 16)), wide
 
     def _header(self, width: int) -> Text:
         name_w, wide = self._columns(width)
-        head = f"    {'NAME'.ljust(name_w)} {'PID':>7} {'STATE':<10} "
+        pid = f"{'PID':>7} " if wide else ""
+        head = f"    {'NAME'.ljust(name_w)} {pid}{'STATE':<10} "
         tail = f" {'↻':>3} {'CPU':>5} {'MEM':>6}  " if wide else "  "
         return Text(head + "STATUS".ljust(max(0, width - len(head) - len(tail))) + tail)
 
@@ -102,9 +103,11 @@ class ProcessTable(Widget):
         text.append(lk.mark + " ", style=lk.style)
         name = view.name if len(view.name) <= name_w else view.name[: name_w - 1] + "…"
         text.append(name.ljust(name_w) + " ", style="bold")
-        text.append(f"{view.pid or '-':>7} ")
-        text.append(f"{lk.label:<10} ", style=lk.style)
         if wide:
+            text.append(f"{view.pid or '-':>7} ")
+        text.append(f"{lk.label:<10} ", style=lk.style)
+        # An ended process has no CPU or memory to show: its outcome takes their room.
+        if wide and (view.alive or view.restarts):
             usage = row.usage
             cpu = f"{usage.cpu_percent:.0f}%" if usage and view.alive else "-"
             mem = memory(usage.rss_bytes) if usage and view.alive else "-"
@@ -118,23 +121,22 @@ class ProcessTable(Widget):
         return text
 
     def _detail(self, view: ProcessView, room: int) -> Text:
-        now = self.second / 10
+        now = self.now
         cd = countdown(view, now)
         if cd is not None:
             return countdown_text(cd, room, short=True)
         if view.phase is Phase.RUNNING and view.started_at is not None:
             words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
-            left = max(0.0, view.restart_at - now)  # a countdown: every second counts
-            words = f"restart in {math.ceil(left)}s" if left < 60 else \
-                f"restart in {duration(left)}"
+            words = restart_words(view, now)
         elif view.phase is Phase.WAITING and view.waiting_for:
             words = f"waiting for {', '.join(view.waiting_for)}"
         elif view.phase is Phase.HELD:
             words = f"held: {view.held}"
         elif view.phase is Phase.ENDED and view.outcome is not None:
             ago = f" ({duration(now - view.ended_at)} ago)" if view.ended_at else ""
-            words = view.outcome.text + ago
+            # The outcome is the news; when is only said where the room allows it.
+            words = view.outcome.text + (ago if len(view.outcome.text + ago) <= room else "")
         else:
             words = ""
         return fit(Text(words), room)
