@@ -147,6 +147,8 @@ def test_memory_holds_summaries_not_entries():
     assert len(picture.lanes) == pictures.MAX_LANES
     assert picture.lanes_left_out == 900
     assert all(len(ln.marks) <= pictures.MAX_MARKS for ln in picture.lanes)
+    # thinned evenly: the marks kept still span the whole run
+    assert all(ln.marks[-1][0] > 0.9 * picture.end for ln in picture.lanes)
     assert "900 more processes" in "\n".join(pictures.text(picture))
     ET.fromstring(pictures.svg(picture))
 
@@ -187,3 +189,14 @@ def test_timeline_after_the_demo_finds_the_demos_run(tmp_path, monkeypatch):
     result = proctui("timeline", cwd=here, env=dict(os.environ))
     assert result.returncode == 0, result
     assert b"slow" in result.stdout
+
+
+def test_thinning_keeps_what_happened_to_a_process():
+    entries: list[dict[str, object]] = [{"t": 0.0, "kind": "start", "name": "a"}]
+    entries += [{"t": i / 1000, "kind": "extend", "name": "a", "who": "process"}
+                for i in range(1, 100_000)]
+    entries += [{"t": 100.0 + i, "kind": "signal", "name": "a", "signal": "SIGTERM"}
+                for i in range(10)]
+    [lane] = pictures.build(entries).lanes
+    assert [label for _, label in lane.marks].count("TERM") == 10
+    assert lane.left_out > 0 and len(lane.marks) <= pictures.MAX_MARKS

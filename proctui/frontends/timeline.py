@@ -75,6 +75,8 @@ class Lane:
     deadlines: list[float] = field(default_factory=list)
     outcome: str = ""
     left_out: int = 0  # marks, segments and deadlines not kept (past MAX_MARKS)
+    _minor_seen: int = 0
+    _stride: int = 1  # of the process's own marks, one in this many is kept
     _phase: str | None = None
     _since: float = 0.0
 
@@ -87,10 +89,35 @@ class Lane:
         self._phase, self._since = phase, t
 
     def mark(self, t: float, label: str) -> None:
-        if len(self.marks) < MAX_MARKS:
-            self.marks.append((t, visible(label, 40)))
-        else:
+        """Keep a mark. Past MAX_MARKS, the process's own marks (its extensions and
+        stages, which it may send without end) are thinned evenly over time: every other
+        one kept is dropped and from then on only one in twice as many is kept. Marks of
+        what happened to it (signals, decisions) are kept until a hard bound."""
+        minor = label.startswith(("+proc", "stage "))
+        if minor:
+            self._minor_seen += 1
+            if self._minor_seen % self._stride:
+                self.left_out += 1
+                return
+        if len(self.marks) >= MAX_MARKS:
+            self._thin()
+        if len(self.marks) >= MAX_MARKS:
             self.left_out += 1
+            return
+        self.marks.append((t, visible(label, 40)))
+
+    def _thin(self) -> None:
+        kept, flip = [], False
+        for t, label in self.marks:
+            if label.startswith(("+proc", "stage ")):
+                flip = not flip
+                if not flip:
+                    self.left_out += 1
+                    continue
+            kept.append((t, label))
+        if len(kept) < len(self.marks):
+            self.marks = kept
+            self._stride *= 2
 
     def deadline(self, t: float) -> None:
         if len(self.deadlines) < MAX_MARKS:
