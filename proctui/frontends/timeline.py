@@ -32,10 +32,11 @@ MAX_NAME = 120  # characters of a name kept
 MAX_TEXT = 400  # characters of an outcome kept
 
 # Characters never sent to a terminal nor put in an SVG as they are: C0 and C1 controls,
-# DEL, bidirectional overrides, lone surrogates and non-characters. XML 1.0 cannot hold
-# most of them at all, and a terminal would obey them.
+# DEL, bidirectional controls, line separators, lone surrogates and non-characters.
+# XML 1.0 cannot hold most of them at all, and a terminal would obey them.
 _HIDDEN = {c: None for c in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
-                             *range(0x2066, 0x206A), 0xFFFE, 0xFFFF)}
+                             *range(0x2066, 0x206A), 0x061C, 0x200E, 0x200F, 0x2028,
+                             0x2029, 0xFFFE, 0xFFFF)}
 
 
 def visible(value: object, limit: int = MAX_TEXT) -> str:
