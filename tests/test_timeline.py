@@ -160,8 +160,10 @@ def test_the_legend_names_every_kind_of_mark_and_a_wait_is_marked_once():
     entries += [{"t": 3.0, "kind": "start", "name": "web"}]
     picture = pictures.build(entries)
     assert [label for _, label in picture.lanes[0].marks] == ["waits"]
-    legend = pictures.text(picture)[-2]
+    lines = pictures.text(picture, 60)
+    legend = " ".join(lines[lines.index(""):])
     assert "▲ signal ·" not in legend and "a wait" in legend and "a decision" in legend
+    assert all(len(line) <= 60 for line in lines)
 
 
 def test_a_deadline_after_the_process_ended_is_not_drawn():

@@ -251,11 +251,24 @@ def text(picture: Picture, width: int = 100) -> list[str]:
             lines.append(f"{''.ljust(names)} │ {ln.outcome}"[:width])
         if ln.left_out:
             lines.append(f"{''.ljust(names)} │ ({ln.left_out} more marks, not drawn)")
-    legend = "  ".join(f"{mark} {words}" for mark, _, words in PHASES.values())
     if picture.lanes_left_out:
         lines.append(f"(and {picture.lanes_left_out} more processes, not drawn)")
-    lines += ["", f"{seconds_span(span)} in all · ┆ deadline · ▲ a signal, a wait, a stage, "
-                  "an extension or a decision · K SIGKILL · ! kill decision · ✓ ready", legend]
+    marks = [f"{seconds_span(span)} in all", "┆ deadline",
+             "▲ a signal, a wait, a stage, an extension or a decision", "K SIGKILL",
+             "! kill decision", "✓ ready"]
+    lines += ["", *_packed(marks, " · ", width),
+              *_packed([f"{mark} {words}" for mark, _, words in PHASES.values()], "  ",
+                       width)]
+    return lines
+
+
+def _packed(items: list[str], sep: str, width: int) -> list[str]:
+    """Items joined by ``sep`` into lines of at most ``width`` columns where they fit."""
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + len(sep) + len(item) > width:
+            lines.append("")
+        lines[-1] += (sep if lines[-1] else "") + item
     return lines
 
 
