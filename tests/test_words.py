@@ -241,3 +241,24 @@ def test_a_kill_at_time_zero_is_not_taken_for_no_stop_request():
                                  kill_sent_at=3.0, kill_reason=Reason.TIMEOUT,
                                  timeout_total=3.0, status=ExitStatus(signal=KILL)))
     assert outcome.text == "killed with SIGKILL after 3s stop timeout"
+
+
+class StarvedOS(OSLayer):
+    """Sending the stop signal holds the core's loop for 1.5 s, as a flood or a huge
+    reply did in issue 17: the kill due 0.5 s after the stop request comes late."""
+
+    def signal_group(self, pgid: int, sig: int) -> None:
+        super().signal_group(pgid, sig)
+        if sig == signal.SIGTERM:
+            time.sleep(1.5)
+
+
+def test_a_kill_made_late_by_a_starved_core_says_its_true_time(harness):
+    h = harness([spec("stubborn", "trap '' TERM; echo ready; while :; do sleep 0.1; done",
+                      stop_timeout=0.5, kill_timeout=5.0)], os_layer=StarvedOS())
+    h.wait_output("stubborn", "ready")
+    h.sup.stop("stubborn")
+    outcome = h.outcome("stubborn")
+    assert outcome.kind is OutcomeKind.KILLED
+    assert re.fullmatch(r"killed with SIGKILL (1\.[5-9]|[2-9]\.\d)s after the stop request "
+                        r"\(0\.5s stop timeout\)", outcome.text), outcome.text
