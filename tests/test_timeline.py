@@ -202,3 +202,21 @@ def test_thinning_keeps_what_happened_to_a_process():
     [lane] = pictures.build(entries).lanes
     assert [label for _, label in lane.marks].count("TERM") == 10
     assert lane.left_out > 0 and len(lane.marks) <= pictures.MAX_MARKS
+
+
+def test_a_line_too_long_is_named_without_holding_it(tmp_path):
+    from proctui.core.store.journal import MAX_LINE, read_file
+
+    path = tmp_path / "journal.jsonl"
+    with path.open("wb") as f:
+        f.write(b'{"t": 1, "kind": "start", "name": "' + b"x" * (MAX_LINE + (4 << 20)) + b'"}\n')
+        f.write(b'{"t": 2, "kind": "start", "name": "b"}\n')
+    got = list(read_file(path))
+    assert got[0] == BadLine(1, "longer than 16 MB")
+    assert got[1] == {"t": 2, "kind": "start", "name": "b"}
+
+
+def test_long_names_leave_room_for_the_lane():
+    picture = pictures.build([{"t": 0.0, "kind": "start", "name": "n" * 200},
+                              {"t": 1.0, "kind": "stop", "name": "n" * 200}])
+    assert all(len(line) <= 80 for line in pictures.text(picture, 80))
