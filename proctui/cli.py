@@ -165,25 +165,40 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     signals sent and the decisions made."""
     import shutil
 
-    from proctui.config.files import UnreadableFile, read_text
-    from proctui.core.store.journal import NAME, PREVIOUS, parse_lines
+    from proctui.core.store.journal import NAME, PREVIOUS, BadLine, Unreadable, read_file
+    from proctui.core.store.rundir import default_run_dir
     from proctui.frontends import timeline as pictures
 
     directory = run_dir or _run_dir_of(file)
     path = directory / (PREVIOUS if previous else NAME)
+    if run_dir is None and file is None and not os.path.lexists(path) and not any(
+            (Path.cwd() / n).is_file() for n in ("proctui.toml", "Procfile")):
+        # No run here: the demo's, when there is one (it runs anchored nowhere on disk).
+        demo_path = default_run_dir(Path("/proctui/demo")) / path.name
+        if os.path.lexists(demo_path):
+            directory, path = demo_path.parent, demo_path
+    shown = pictures.visible(os.fsdecode(path), 1000)
+    builder = pictures.Builder()
     try:
-        entries = parse_lines(read_text(path, limit=256 << 20))
-    except UnreadableFile as e:
-        _fail(f"{path}: {e}")
-    if not entries:
-        _fail(f"{path}: no journal entries")
-    picture = pictures.build(entries)
+        for entry in read_file(path):
+            if isinstance(entry, BadLine):
+                _fail(f"{shown}: line {entry.number}: {pictures.visible(entry.why)}")
+            else:
+                builder.add(entry)
+    except Unreadable as e:
+        _fail(f"{shown}: {e}")
+    except MemoryError:
+        _fail(f"{shown}: too large to draw in the memory available")
+    if builder.start > builder.end:
+        _fail(f"{shown}: no journal entries")
+    picture = builder.picture()
     if output is not None:
         try:
-            output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"))
+            output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"),
+                              encoding="utf-8")
         except OSError as e:
-            _fail(f"{output}: {e.strerror or e}")
-        click.echo(f"wrote {output}")
+            _fail(f"{pictures.visible(os.fsdecode(output), 1000)}: {e.strerror or e}")
+        click.echo(f"wrote {pictures.visible(os.fsdecode(output), 1000)}")
         return
     columns = width or shutil.get_terminal_size((100, 24)).columns
     for line in pictures.text(picture, columns):

@@ -350,3 +350,62 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
         server.close()
         sup.close()
         run_dir.close()
+
+
+# -- the journal reader and the timeline (issue 17) ---------------------------------------
+
+JOURNAL_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
+    st.booleans(), st.none(), st.text(max_size=30),
+    st.sampled_from(["SIGKILL", "SIGTERM", "deciding", "stopping", "process", "abandoned",
+                     "\x1b[2J", "\ud800", "\u202e", "]]>", "<&'\""]),
+    st.lists(st.integers(), max_size=2))
+JOURNAL_ENTRIES = st.fixed_dictionaries(
+    {"t": st.one_of(st.floats(-1e3, 1e12), st.integers(-10, 10**12), JOURNAL_VALUES),
+     "kind": st.sampled_from(["waiting", "start", "stage", "ready", "stop", "deadline",
+                              "signal", "decision", "extend", "outcome", "notify", "x"])},
+    optional={"name": st.one_of(st.text(max_size=12), st.sampled_from(["a", "b"]),
+                                JOURNAL_VALUES),
+              "ready": JOURNAL_VALUES, "stage": JOURNAL_VALUES, "phase": JOURNAL_VALUES,
+              "deadline": st.one_of(st.floats(0, 100), JOURNAL_VALUES),
+              "signal": JOURNAL_VALUES, "action": JOURNAL_VALUES, "who": JOURNAL_VALUES,
+              "text": JOURNAL_VALUES, "outcome": JOURNAL_VALUES})
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([
+    b'{"t": 1, "kind": "start", "name": "a"}', b'{"t": Infinity, "kind": "x"}',
+    b'{"t": 1e999, "kind": "x"}', b'{"t": 1, "kind": "x", "name": "\\ud800"}', b"[" * 3000,
+    b'{"t": -0.0, "kind": 5}', b"\xff\xfe", b'{"t": 1, "kind"'])), max_size=20))
+def test_the_journal_reader_never_raises_on_any_bytes(lines):
+    from proctui.core.store.journal import BadLine, parse_lines, read_lines
+
+    got = list(read_lines(line + b"\n" for line in lines))
+    for item in got:
+        if isinstance(item, BadLine):
+            assert item.why and 1 <= item.number <= len(lines)
+        else:
+            assert isinstance(item, dict) and "kind" in item
+            t = item["t"]
+            assert isinstance(t, int | float) and abs(t) <= 1e11
+    text = b"\n".join(lines).decode("utf-8", "surrogateescape")
+    assert all(isinstance(e, dict) for e in parse_lines(text))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(JOURNAL_ENTRIES, max_size=30), st.text(max_size=20),
+       st.integers(40, 200))
+def test_the_timeline_draws_any_entries_as_safe_text_and_valid_xml(entries, title, width):
+    import xml.etree.ElementTree as ET
+
+    from proctui.frontends import timeline as pictures
+
+    picture = pictures.build(entries)
+    import unicodedata
+
+    for line in pictures.text(picture, width):
+        assert not any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")
+                       or 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069
+                       for c in line), line
+    svg = pictures.svg(picture, width=max(400, width * 6), title=title)
+    ET.fromstring(svg.encode("utf-8"))

@@ -8,6 +8,8 @@ also what the console shows on its timeline key.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
 
@@ -24,6 +26,48 @@ PHASES = {
 }
 
 
+MAX_LANES = 100  # processes drawn; the rest are counted
+MAX_MARKS = 300  # marks, segments and deadlines kept per lane; the rest are counted
+MAX_NAME = 120  # characters of a name kept
+MAX_TEXT = 400  # characters of an outcome kept
+
+# Characters never sent to a terminal nor put in an SVG as they are: C0 and C1 controls,
+# DEL, bidirectional controls, line separators, lone surrogates and non-characters.
+# XML 1.0 cannot hold most of them at all, and a terminal would obey them.
+_HIDDEN = {c: None for c in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
+                             *range(0x2066, 0x206A), 0x061C, 0x200E, 0x200F, 0x2028,
+                             0x2029, 0xFFFE, 0xFFFF)}
+
+
+def visible(value: object, limit: int = MAX_TEXT) -> str:
+    """``value`` as text that shows every character it holds: ``\\x1b`` for ESC,
+    ``\\xff`` for an undecodable byte kept as a surrogate, ``\\u202e`` for a bidi
+    override; cut to ``limit`` characters."""
+    text = value if isinstance(value, str) else str(value)
+    text = text[:limit]
+    if text.isprintable() and text.isascii():
+        return text
+    out = []
+    for c in text:
+        n = ord(c)
+        if n in _HIDDEN or 0xD800 <= n <= 0xDFFF:
+            if 0xDC80 <= n <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+                out.append(f"\\x{n - 0xDC00:02x}")
+            else:
+                out.append(f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _number(value: object) -> float | None:
+    """A finite number, or None (a bool, a string, an infinity are not times)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value) and abs(value) < 1e11:
+        return float(value)
+    return None
+
+
 @dataclass
 class Lane:
     name: str
@@ -31,13 +75,56 @@ class Lane:
     marks: list[tuple[float, str]] = field(default_factory=list)  # (t, short label)
     deadlines: list[float] = field(default_factory=list)
     outcome: str = ""
+    left_out: int = 0  # marks, segments and deadlines not kept (past MAX_MARKS)
+    _minor_seen: int = 0
+    _stride: int = 1  # of the process's own marks, one in this many is kept
     _phase: str | None = None
     _since: float = 0.0
 
     def switch(self, t: float, phase: str | None) -> None:
         if self._phase is not None and t > self._since:
-            self.segments.append((self._since, t, self._phase))
+            if len(self.segments) < MAX_MARKS:
+                self.segments.append((self._since, t, self._phase))
+            else:
+                self.left_out += 1
         self._phase, self._since = phase, t
+
+    def mark(self, t: float, label: str) -> None:
+        """Keep a mark. Past MAX_MARKS, the process's own marks (its extensions and
+        stages, which it may send without end) are thinned evenly over time: every other
+        one kept is dropped and from then on only one in twice as many is kept. Marks of
+        what happened to it (signals, decisions) are kept until a hard bound."""
+        minor = label.startswith(("+proc", "stage "))
+        if minor:
+            self._minor_seen += 1
+            if self._minor_seen % self._stride:
+                self.left_out += 1
+                return
+        if len(self.marks) >= MAX_MARKS:
+            self._thin()
+        if len(self.marks) >= MAX_MARKS:
+            self.left_out += 1
+            return
+        self.marks.append((t, visible(label, 40)))
+
+    def _thin(self) -> None:
+        kept, flip = [], False
+        for t, label in self.marks:
+            if label.startswith(("+proc", "stage ")):
+                flip = not flip
+                if not flip:
+                    self.left_out += 1
+                    continue
+            kept.append((t, label))
+        if len(kept) < len(self.marks):
+            self.marks = kept
+            self._stride *= 2
+
+    def deadline(self, t: float) -> None:
+        if len(self.deadlines) < MAX_MARKS:
+            self.deadlines.append(t)
+        else:
+            self.left_out += 1
 
 
 @dataclass
@@ -45,67 +132,102 @@ class Picture:
     lanes: list[Lane]
     start: float
     end: float
+    lanes_left_out: int = 0  # processes past MAX_LANES, not drawn
 
 
-def build(entries: list[dict[str, object]]) -> Picture:
-    lanes: dict[str, Lane] = {}
-    times = [float(e["t"]) for e in entries if isinstance(e.get("t"), int | float)]
-    start, end = (min(times), max(times)) if times else (0.0, 1.0)
+class Builder:
+    """A picture built one entry at a time: memory holds one summary per process (at
+    most MAX_LANES of them, each with at most MAX_MARKS of each thing), never the
+    entries, so a journal of any size is drawn in bounded memory."""
 
-    def lane(name: str) -> Lane:
-        return lanes.setdefault(name, Lane(name))
+    def __init__(self) -> None:
+        self.lanes: dict[str, Lane] = {}
+        self.start = math.inf
+        self.end = -math.inf
+        self.lanes_left_out: set[str] = set()
 
-    for e in entries:
-        t, kind, name = float(e["t"]), e.get("kind"), e.get("name")
+    def add(self, e: dict[str, object]) -> None:
+        t = _number(e.get("t"))
+        if t is None:
+            return
+        self.start, self.end = min(self.start, t), max(self.end, t)
+        name = e.get("name")
         if not isinstance(name, str):
-            continue
-        ln = lane(name)
-        if kind == "waiting":
-            ln.switch(t, "waiting")
-            ln.marks.append((t, "waits"))
-        elif kind == "start":
-            ln.outcome = ""
-            ln.switch(t, "starting" if e.get("ready") else "running")
-        elif kind == "stage":
-            ln.marks.append((t, f"stage {e.get('stage')}"))
-        elif kind == "ready":
-            ln.switch(t, "ready")
-            ln.marks.append((t, "ready"))
-        elif kind == "stop":
-            ln.switch(t, "stopping")
-        elif kind == "deadline":
-            if e.get("phase") == "deciding":
-                ln.switch(t, "deciding")
-            elif isinstance(e.get("deadline"), int | float):
-                if e.get("phase") == "stopping" and ln._phase == "deciding":
-                    ln.switch(t, "stopping")
-                ln.deadlines.append(float(e["deadline"]))  # type: ignore[arg-type]
-        elif kind == "signal":
-            sig = str(e.get("signal", ""))
-            if sig == "SIGKILL":
-                ln.switch(t, "killing")
-            elif ln._phase in (None, "running", "ready", "starting"):
+            return
+        name = visible(name, MAX_NAME)
+        ln = self.lanes.get(name)
+        if ln is None:
+            if len(self.lanes) >= MAX_LANES:
+                if len(self.lanes_left_out) < 100_000:
+                    self.lanes_left_out.add(name)
+                return
+            ln = self.lanes[name] = Lane(name)
+        _step(ln, t, e)
+
+    def picture(self) -> Picture:
+        start, end = (self.start, self.end) if self.start <= self.end else (0.0, 1.0)
+        for ln in self.lanes.values():
+            ln.switch(end, None)
+        return Picture(list(self.lanes.values()), start, max(end, start + 0.001),
+                       len(self.lanes_left_out))
+
+
+def build(entries: Iterable[dict[str, object]]) -> Picture:
+    builder = Builder()
+    for e in entries:
+        builder.add(e)
+    return builder.picture()
+
+
+def _step(ln: Lane, t: float, e: dict[str, object]) -> None:
+    kind = e.get("kind")
+    if kind == "waiting":
+        if ln._phase != "waiting":
+            ln.mark(t, "waits")
+        ln.switch(t, "waiting")
+    elif kind == "start":
+        ln.outcome = ""
+        ln.switch(t, "starting" if e.get("ready") else "running")
+    elif kind == "stage":
+        ln.mark(t, f"stage {visible(e.get('stage'), 20)}")
+    elif kind == "ready":
+        ln.switch(t, "ready")
+        ln.mark(t, "ready")
+    elif kind == "stop":
+        ln.switch(t, "stopping")
+    elif kind == "deadline":
+        deadline = _number(e.get("deadline"))
+        if e.get("phase") == "deciding":
+            ln.switch(t, "deciding")
+        elif deadline is not None:
+            if e.get("phase") == "stopping" and ln._phase == "deciding":
                 ln.switch(t, "stopping")
-            ln.marks.append((t, sig.removeprefix("SIG")))
-        elif kind == "decision":
-            ln.marks.append((t, str(e.get("action", "?"))))
-        elif kind == "extend":
-            ln.marks.append((t, "+" + ("proc" if e.get("who") == "process" else "op")))
-        elif kind == "outcome":
-            ln.outcome = str(e.get("text", ""))
-            left = e.get("outcome") in ("abandoned", "unkillable", "held", "stop-failed",
-                                     "kill-failed")
-            ln.switch(t, "left" if left else None)
-    for ln in lanes.values():
-        ln.switch(end, None)
-    return Picture(list(lanes.values()), start, max(end, start + 0.001))
+            ln.deadline(deadline)
+    elif kind == "signal":
+        sig = visible(e.get("signal", ""), 20)
+        if sig == "SIGKILL":
+            ln.switch(t, "killing")
+        elif ln._phase in (None, "running", "ready", "starting"):
+            ln.switch(t, "stopping")
+        ln.mark(t, sig.removeprefix("SIG"))
+    elif kind == "decision":
+        ln.mark(t, visible(e.get("action", "?"), 20))
+    elif kind == "extend":
+        ln.mark(t, "+" + ("proc" if e.get("who") == "process" else "op"))
+    elif kind == "outcome":
+        ln.outcome = visible(e.get("text", ""))
+        left = e.get("outcome") in ("abandoned", "unkillable", "held", "stop-failed",
+                                    "kill-failed")
+        # A deadline past the end never ran out: it is not drawn after the process ended.
+        ln.deadlines = [d for d in ln.deadlines if d <= t]
+        ln.switch(t, "left" if left else None)
 
 
 # -- text ---------------------------------------------------------------------------------
 
 def text(picture: Picture, width: int = 100) -> list[str]:
     """Lanes as lines of text: ``name │ phases │ outcome``."""
-    names = max((len(ln.name) for ln in picture.lanes), default=4)
+    names = min(max((len(ln.name) for ln in picture.lanes), default=4), max(4, width // 3))
     cols = max(10, width - names - 3)
     span = picture.end - picture.start
 
@@ -124,17 +246,36 @@ def text(picture: Picture, width: int = 100) -> list[str]:
         for t, label in ln.marks:
             row[col(t)] = "K" if label == "KILL" else "!" if label == "kill" else \
                 "▲" if label not in ("ready",) else "✓"
-        lines.append(f"{ln.name.ljust(names)} │{''.join(row)}")
+        lines.append(f"{ln.name[:names].ljust(names)} │{''.join(row)}")
         if ln.outcome:
             lines.append(f"{''.ljust(names)} │ {ln.outcome}"[:width])
-    legend = "  ".join(f"{mark} {words}" for mark, _, words in PHASES.values())
-    lines += ["", f"{seconds_span(span)} in all · ┆ deadline · ▲ signal · K SIGKILL · "
-                  "! kill decision · ✓ ready", legend]
+        if ln.left_out:
+            lines.append(f"{''.ljust(names)} │ ({ln.left_out} more marks, not drawn)")
+    if picture.lanes_left_out:
+        lines.append(f"(and {picture.lanes_left_out} more processes, not drawn)")
+    marks = [f"{seconds_span(span)} in all", "┆ deadline",
+             "▲ a signal, a wait, a stage, an extension or a decision", "K SIGKILL",
+             "! kill decision", "✓ ready"]
+    lines += ["", *_packed(marks, " · ", width),
+              *_packed([f"{mark} {words}" for mark, _, words in PHASES.values()], "  ",
+                       width)]
+    return lines
+
+
+def _packed(items: list[str], sep: str, width: int) -> list[str]:
+    """Items joined by ``sep`` into lines of at most ``width`` columns where they fit."""
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + len(sep) + len(item) > width:
+            lines.append("")
+        lines[-1] += (sep if lines[-1] else "") + item
     return lines
 
 
 def seconds_span(span: float) -> str:
-    return f"{span:.1f}s" if span < 120 else f"{span / 60:.1f} min"
+    if span < 120:
+        return f"{span:.1f}s"
+    return f"{span / 60:.1f} min" if span < 360_000 else f"{span / 86400:.0f} days"
 
 
 # -- SVG ----------------------------------------------------------------------------------
@@ -156,7 +297,7 @@ def svg(picture: Picture, width: int = 1100, title: str = "proctui timeline") ->
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="monospace" font-size="12">',
            '<rect width="100%" height="100%" fill="#1e1e1e"/>',
-           f'<text x="10" y="22" fill="#ddd" font-size="15">{escape(title)}</text>']
+           f'<text x="10" y="22" fill="#ddd" font-size="15">{escape(visible(title))}</text>']
     for i in range(6):  # the time axis
         t = picture.start + span * i / 5
         out.append(f'<line x1="{x(t):.1f}" y1="{TOP}" x2="{x(t):.1f}" '
@@ -180,8 +321,13 @@ def svg(picture: Picture, width: int = 1100, title: str = "proctui timeline") ->
         free = 0.0  # where the previous label ends: labels of close marks never overlap
         for t, label in ln.marks:
             out.append(f'<path d="M{x(t):.1f},{y - 2} l-4,-7 h8 z" fill="#fff"/>')
+            wide = 6.2 * len(label)
             at = max(x(t) + 5, free)
-            free = at + 6.2 * len(label) + 4
+            if at + wide > width - 4:  # past the right edge: the label goes to its left
+                at = max(free, x(t) - 5 - wide)
+                if at + wide > width - 4:
+                    continue  # no room left on this lane: the mark shows, its label not
+            free = at + wide + 4
             out.append(f'<text x="{at:.1f}" y="{y - 3}" fill="#ccc" '
                        f'font-size="10">{escape(label)}</text>')
         if ln.outcome:

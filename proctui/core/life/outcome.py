@@ -174,6 +174,10 @@ def exit_status_for(outcomes: list[Outcome], strays: int = 0) -> int:
 
 # -- the wording --------------------------------------------------------------------------
 
+# A kill further than this from its deadline is told with its true time, not the setting.
+LATE = 0.1
+
+
 def describe(r: RunRecord) -> Outcome:
     kind, text = _words(r)
     if r.left_behind and kind not in LEFT_RUNNING:
@@ -242,13 +246,21 @@ def _gone(r: RunRecord) -> tuple[OutcomeKind, str]:
         return (failed_kind, f"{prefix}stopped after {took}: {status}")
     assert r.kill_sent_at is not None
     if r.kill_reason in (Reason.TIMEOUT, Reason.WATCHDOG):
-        if r.timeout_total is not None:
+        asked = r.kill_sent_at if r.stop_requested_at is None else r.stop_requested_at
+        kill_after = r.kill_sent_at - asked
+        if r.timeout_total is not None and (r.stop_requested_at is None
+                                            or abs(kill_after - r.timeout_total) <= LATE):
             text = f"killed with SIGKILL after {setting(r.timeout_total)} stop timeout"
             if r.extended:
                 text += f" (extended by {setting(r.extended)})"
+        elif r.timeout_total is not None:
+            # The kill came late (a starved machine): the true time, then the setting.
+            extended = f", extended by {setting(r.extended)}" if r.extended else ""
+            text = (f"killed with SIGKILL {seconds(kill_after)} after the stop request "
+                    f"({setting(r.timeout_total)} stop timeout{extended})")
         else:
-            after = seconds(r.kill_sent_at - (r.stop_requested_at or r.kill_sent_at))
-            text = f"killed with SIGKILL at its deadline, {after} after the stop request"
+            text = (f"killed with SIGKILL at its deadline, {seconds(kill_after)} after the "
+                    "stop request")
         if r.extended_by_process:
             text += ", after the process asked for more time"
     else:

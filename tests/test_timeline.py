@@ -1,0 +1,222 @@
+"""proctui timeline and every reader of a journal, on journals an attacker wrote (issue 17):
+a drawing, or one line naming the file and what is wrong with exit status 2; never a
+traceback, never an escape sent to the terminal, always valid XML."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from proctui.core.store.journal import BadLine, parse_lines, read_lines
+from proctui.frontends import timeline as pictures
+
+EVIL = "w\x1b[31me\x07b\ud800\udcff\u202e\x00\x85"
+
+
+def proctui(*args: str | os.PathLike[str], cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "proctui", *map(os.fsencode, args)],
+                          capture_output=True, timeout=60, cwd=cwd, env=env)
+
+
+def journal(directory: Path, text: bytes) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "journal.jsonl").write_bytes(text)
+    return directory
+
+
+def run_of(name: str) -> bytes:
+    import json
+
+    entries = [{"t": 1.0, "kind": "start", "name": name},
+               {"t": 1.5, "kind": "stage", "name": name, "stage": name},
+               {"t": 2.0, "kind": "stop", "name": name},
+               {"t": 2.0, "kind": "deadline", "name": name, "phase": "stopping",
+                "deadline": 5.0},
+               {"t": 2.0, "kind": "signal", "name": name, "signal": "SIGTERM"},
+               {"t": 3.0, "kind": "outcome", "name": name, "outcome": "stopped",
+                "text": f"stopped after 1.0s: {name}"}]
+    return "".join(json.dumps(e) + "\n" for e in entries).encode()
+
+
+# -- the words shown ------------------------------------------------------------------
+
+def test_visible_shows_every_hidden_character_as_its_escape():
+    assert pictures.visible(EVIL) == "w\\x1b[31me\\x07b\\ud800\\xff\\u202e\\x00\\x85"
+    assert pictures.visible("plain é ✓") == "plain é ✓"
+    assert pictures.visible("x" * 1000, 10) == "x" * 10
+
+
+def test_hostile_names_and_words_are_drawn_as_visible_text_and_valid_xml():
+    entries = parse_lines(run_of(EVIL).decode())
+    assert len(entries) == 6
+    picture = pictures.build(entries)
+    text = "\n".join(pictures.text(picture, 100))
+    assert "\\x1b[31m" in text and "\\u202e" in text
+    assert not any(c in text for c in "\x1b\x07\x00\x85\u202e\ud800")
+    svg = pictures.svg(picture, title="proctui timeline: /run/a\x01\udcff")
+    svg.encode("utf-8")  # no lone surrogate left
+    root = ET.fromstring(svg)
+    assert "\\x01\\xff" in "".join(root.itertext())
+
+
+# -- the reader -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "why"), [
+    (b'{"t": Infinity, "kind": "start"}', "Infinity is not JSON"),
+    (b'{"t": NaN, "kind": "start"}', "NaN is not JSON"),
+    (b'{"t": 1e308, "kind": "start"}', "out of range"),
+    (b'{"t": 1e999, "kind": "start"}', "out of range"),
+    (b'{"t": true, "kind": "start"}', "no kind or no time"),
+    (b'[1, 2]', "not a JSON object"),
+    (b'\xff\xfe', "not UTF-8"),
+    (b'[' * 100_000, "not JSON"),  # any of the words of a bad document
+])
+def test_a_bad_line_is_named_never_raised(line, why):
+    got = list(read_lines([b'{"t": 1, "kind": "x"}\n', line + b"\n"]))
+    assert len(got) == 2 and isinstance(got[1], BadLine) and got[1].number == 2
+    if why != "not JSON":
+        assert why in got[1].why
+
+
+def test_a_lone_surrogate_escape_is_an_entry_shown_as_its_escape():
+    [entry] = read_lines([b'{"t": 1, "kind": "start", "name": "a\\ud800"}\n'])
+    assert isinstance(entry, dict)
+    assert pictures.build([entry]).lanes[0].name == "a\\ud800"
+
+
+# -- the command ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b'{"t": 1, "kind": "start", "name": "a"}\n{"t": Infinity, "kind": "stop"}\n',
+     b"line 2: Infinity is not JSON"),
+    (b'{"t": 1e308, "kind": "start", "name": "a"}\n', b"line 1: time 1e+308 out of range"),
+    (b'{"t": 1, "kind": "start", "name": "a"}\n\x1b[2J\n', b"line 2: "),
+    (b"", b"no journal entries"),
+])
+def test_timeline_names_the_file_and_the_fault_in_one_line_and_exits_2(tmp_path, content,
+                                                                       words):
+    directory = journal(tmp_path / "run\x01\udcff",
+                        content)
+    for extra in ((), ("-o", str(tmp_path / "out.svg"))):
+        result = proctui("timeline", "--run-dir", directory, *extra)
+        assert result.returncode == 2, result
+        assert result.stdout == b""
+        assert result.stderr.count(b"\n") == 1, result.stderr
+        assert words in result.stderr
+        assert b"run\\x01\\xff/journal.jsonl" in result.stderr
+        assert b"\x1b" not in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_timeline_draws_hostile_words_in_text_and_svg(tmp_path):
+    directory = journal(tmp_path / "run\x01", run_of(EVIL) + b'{"t": 4, "kind": "sta')
+    text = proctui("timeline", "--run-dir", directory, "--width", "120")
+    assert text.returncode == 0, text
+    assert b"\x1b" not in text.stdout and b"\\x1b[31m" in text.stdout
+    out = tmp_path / "out.svg"
+    svg = proctui("timeline", "--run-dir", directory, "-o", out)
+    assert svg.returncode == 0, svg
+    ET.parse(out)
+
+
+def test_a_symlinked_or_fifo_journal_is_refused(tmp_path):
+    real = journal(tmp_path / "real", run_of("a"))
+    link = tmp_path / "link"
+    link.mkdir()
+    (link / "journal.jsonl").symlink_to(real / "journal.jsonl")
+    result = proctui("timeline", "--run-dir", link)
+    assert result.returncode == 2 and b"a symlink (not followed)" in result.stderr
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "journal.jsonl")
+    result = proctui("timeline", "--run-dir", fifo)  # would block for ever if opened blocking
+    assert result.returncode == 2 and b"not a regular file" in result.stderr
+
+
+def test_memory_holds_summaries_not_entries():
+    """A million marks on a thousand processes: bounded lanes and marks, counted."""
+    def entries():
+        for i in range(200_000):
+            yield {"t": float(i), "kind": "extend", "name": f"p{i % 1000}", "who": "process"}
+    picture = pictures.build(entries())
+    assert len(picture.lanes) == pictures.MAX_LANES
+    assert picture.lanes_left_out == 900
+    assert all(len(ln.marks) <= pictures.MAX_MARKS for ln in picture.lanes)
+    # thinned evenly: the marks kept still span the whole run
+    assert all(ln.marks[-1][0] > 0.9 * picture.end for ln in picture.lanes)
+    assert "900 more processes" in "\n".join(pictures.text(picture))
+    ET.fromstring(pictures.svg(picture))
+
+
+# -- the picture (issue 20) ---------------------------------------------------------------
+
+def test_the_legend_names_every_kind_of_mark_and_a_wait_is_marked_once():
+    entries = [{"t": float(t), "kind": "waiting", "name": "web"} for t in range(3)]
+    entries += [{"t": 3.0, "kind": "start", "name": "web"}]
+    picture = pictures.build(entries)
+    assert [label for _, label in picture.lanes[0].marks] == ["waits"]
+    lines = pictures.text(picture, 60)
+    legend = " ".join(lines[lines.index(""):])
+    assert "▲ signal ·" not in legend and "a wait" in legend and "a decision" in legend
+    assert all(len(line) <= 60 for line in lines)
+
+
+def test_a_deadline_after_the_process_ended_is_not_drawn():
+    later: dict[str, object] = {"t": 9.0, "kind": "start", "name": "b"}
+    picture = pictures.build([*parse_lines(run_of("a").decode()), later])
+    assert picture.lanes[0].deadlines == []
+
+
+def test_labels_stay_inside_the_picture():
+    entries = [{"t": 0.0, "kind": "start", "name": "a"},
+               {"t": 10.0, "kind": "decision", "name": "a", "action": "abandon-everything"}]
+    root = ET.fromstring(pictures.svg(pictures.build(entries), width=600))
+    for node in root.iter("{http://www.w3.org/2000/svg}text"):
+        if node.get("font-size") == "10":
+            assert float(node.get("x", 0)) + 6.2 * len(node.text or "") <= 600
+
+
+def test_timeline_after_the_demo_finds_the_demos_run(tmp_path, monkeypatch):
+    from proctui.core.store.rundir import default_run_dir
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    here = tmp_path / "empty"
+    here.mkdir()
+    journal(default_run_dir(Path("/proctui/demo")), run_of("slow"))
+    result = proctui("timeline", cwd=here, env=dict(os.environ))
+    assert result.returncode == 0, result
+    assert b"slow" in result.stdout
+
+
+def test_thinning_keeps_what_happened_to_a_process():
+    entries: list[dict[str, object]] = [{"t": 0.0, "kind": "start", "name": "a"}]
+    entries += [{"t": i / 1000, "kind": "extend", "name": "a", "who": "process"}
+                for i in range(1, 100_000)]
+    entries += [{"t": 100.0 + i, "kind": "signal", "name": "a", "signal": "SIGTERM"}
+                for i in range(10)]
+    [lane] = pictures.build(entries).lanes
+    assert [label for _, label in lane.marks].count("TERM") == 10
+    assert lane.left_out > 0 and len(lane.marks) <= pictures.MAX_MARKS
+
+
+def test_a_line_too_long_is_named_without_holding_it(tmp_path):
+    from proctui.core.store.journal import MAX_LINE, read_file
+
+    path = tmp_path / "journal.jsonl"
+    with path.open("wb") as f:
+        f.write(b'{"t": 1, "kind": "start", "name": "' + b"x" * (MAX_LINE + (4 << 20)) + b'"}\n')
+        f.write(b'{"t": 2, "kind": "start", "name": "b"}\n')
+    got = list(read_file(path))
+    assert got[0] == BadLine(1, "longer than 16 MB")
+    assert got[1] == {"t": 2, "kind": "start", "name": "b"}
+
+
+def test_long_names_leave_room_for_the_lane():
+    picture = pictures.build([{"t": 0.0, "kind": "start", "name": "n" * 200},
+                              {"t": 1.0, "kind": "stop", "name": "n" * 200}])
+    assert all(len(line) <= 80 for line in pictures.text(picture, 80))
