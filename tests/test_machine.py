@@ -258,3 +258,14 @@ def test_an_operators_deadline_after_the_wait_lets_the_process_ask_again():
     assert s.deadline == T0 + 9
     s, fx = run(s, m.ExtendRequested(T0 + 5, 20, Who.PROCESS))
     assert s.deadline == T0 + 25 and m.Arm(T0 + 25) in fx and s.extended_by_process
+
+
+def test_a_process_asking_for_no_time_is_not_told_about_a_cap_that_is_not_set():
+    s, _ = run(start(on_timeout=OnTimeout.ASK), m.StopRequested(T0), m.DeadlineReached(T0 + 10))
+    assert s.phase is Phase.DECIDING
+    s2, fx = run(s, m.ExtendRequested(T0 + 11, 0, Who.PROCESS))
+    assert fx == [] and s2 == s  # nothing granted, and no "past max_stop_time (0s)"
+    capped = replace(s, policy=replace(s.policy, max_stop_time=5.0))
+    _, fx = run(capped, m.ExtendRequested(T0 + 11, 3, Who.PROCESS))
+    assert [e.text for e in fx if isinstance(e, m.Say)] == [
+        "the process asked for more time, past max_stop_time (5s): not granted"]

@@ -323,8 +323,10 @@ def _process_extends(s: StopState, e: ExtendRequested) -> Result:
     if s.deadline is not None and wanted <= s.deadline:
         return s, ()
     if wanted <= e.at:
+        if cap is None:
+            return s, ()  # it asked for no time at all: nothing to grant, nothing to say
         return s, (Say("the process asked for more time, past max_stop_time "
-                       f"({setting(cap or 0)}): not granted"),)
+                       f"({setting(cap)}): not granted"),)
     s = replace(s, phase=Phase.STOPPING, deadline=wanted, window_start=e.at,
                 timeout_total=None, extended_by_process=True)
     return s, (Arm(wanted), Say(f"extended by the process: {_action_words(s)} in "
