@@ -96,6 +96,33 @@ def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -
                                                      by=seconds))
 
 
+@cli.command("is-ready")
+@where_options
+@click.argument("names", nargs=-1)
+@click.option("--wait", is_flag=True, help="Wait until ready (or --timeout).")
+@click.option("--timeout", type=SECONDS, default=60.0, metavar="SECONDS",
+              help="How long --wait waits (default 60).")
+def is_ready(file: Path | None, run_dir: Path | None, names: tuple[str, ...], wait: bool,
+             timeout: float) -> None:
+    """Exit 0 when every process (or each NAME) is ready: it said so, or it runs and has
+    no ready check; else 1, with one line saying who is not and why."""
+    from proctui.frontends import answers
+
+    _control(file, run_dir, lambda conn: answers.check_ready(conn, names, wait, timeout,
+                                                             sys.stdout))
+
+
+@cli.command()
+@where_options
+@click.argument("name")
+def why(file: Path | None, run_dir: Path | None, name: str) -> None:
+    """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
+    failure, held, a stop's countdown or a decision."""
+    from proctui.frontends import answers
+
+    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout))
+
+
 @cli.command()
 @where_options(short=False)
 @click.argument("name")

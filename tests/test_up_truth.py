@@ -96,3 +96,42 @@ cmd = [{toml_str(PY)}, "-c", "import time; print('up', flush=True); time.sleep(3
                 assert got.returncode == 0, (hint, got.stderr)
     finally:
         proctui("down", "--file", str(config), cwd=tmp_path)
+
+
+SLOW = "import time; time.sleep(1.5); print('listening', flush=True); time.sleep(300)"
+
+
+def test_is_ready_and_why_with_real_processes(tmp_path, detached):  # noqa: F811
+    config = tmp_path / "ready.toml"
+    config.write_text(f"""
+[processes.plain]
+cmd = [{toml_str(PY)}, "-c", "import time; time.sleep(300)"]
+
+[processes.slow]
+cmd = [{toml_str(PY)}, "-c", {toml_str(SLOW)}]
+ready = {{ log = "listening" }}
+
+[processes.after]
+cmd = [{toml_str(PY)}, "-c", "import time; time.sleep(300)"]
+depends_on = ["slow"]
+
+[processes.web]
+cmd = "ngnix -g daemon"
+""")
+    d = detached(config, status=1)
+    plain = d.ctl("is-ready", "plain")
+    assert plain.returncode == 0 and plain.stdout.strip() == "ready: plain"
+    now = d.ctl("is-ready", "slow", "after")
+    assert now.returncode == 1
+    assert "slow: running" in now.stdout and "not ready yet: waiting for a line matching" \
+        in now.stdout and "after: waiting for slow before it starts" in now.stdout
+    assert d.ctl("why", "after").stdout.strip() == "after: waiting for slow before it starts"
+    assert d.ctl("why", "web").stdout.strip() == (
+        "web: ended: failed to start: [Errno 2] No such file or directory: 'ngnix'")
+    waited = d.ctl("is-ready", "slow", "after", "--wait", "--timeout", "20")
+    assert waited.returncode == 0, waited.stdout
+    timed_out = d.ctl("is-ready", "--wait", "--timeout", "0.5")
+    assert timed_out.returncode == 1
+    assert timed_out.stdout.startswith("not ready after waiting 0.5s: web: ended: failed")
+    unknown = d.ctl("why", "nope")
+    assert unknown.returncode == 2 and "no process named 'nope'" in unknown.stderr

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from proctui.core.life.outcome import Outcome, OutcomeKind, signal_name
 from proctui.core.life.stop import Phase
+from proctui.core.output.text import clean
 from proctui.core.view import ProcessView
 from proctui.frontends.words import countdown
 from proctui.protocol.commands import Ping
@@ -186,3 +187,39 @@ def why(v: ProcessView, now: float) -> str:
 
 def not_ready(views: Sequence[ProcessView], now: float) -> list[str]:
     return [f"{v.name}: {why(v, now)}" for v in views if not is_ready(v)]
+
+
+def check_ready(conn: Connection, names: Sequence[str], wait: bool, timeout: float,
+                out: TextIO) -> int:
+    """``is-ready``: 0 when every named process (all without names) is ready, else 1 with
+    one line naming who is not and why; ``wait``: until ready or ``timeout``."""
+    from proctui.frontends.control import UnknownProcess
+
+    for name in names:
+        if name not in conn.names:
+            raise UnknownProcess(name, conn.names)
+
+    def chosen(views: Sequence[ProcessView]) -> list[ProcessView]:
+        return [v for v in views if not names or v.name in names]
+
+    if wait:
+        follow(conn, lambda views: all(is_ready(v) for v in chosen(views)), timeout)
+    views = chosen(conn.ordered_views())
+    missing = not_ready(views, time.monotonic())
+    if not missing:
+        out.write(f"ready: {', '.join(v.name for v in views)}\n")
+        return 0
+    waited = f" after waiting {timeout:g}s" if wait else ""
+    out.write(clean(f"not ready{waited}: {'; '.join(missing)}") + "\n")
+    return 1
+
+
+def explain(conn: Connection, name: str, out: TextIO) -> int:
+    """``why NAME``: why it is not running, or not ready."""
+    from proctui.frontends.control import UnknownProcess
+
+    view = conn.views.get(name)
+    if view is None:
+        raise UnknownProcess(name, conn.names)
+    out.write(clean(f"{name}: {why(view, time.monotonic())}") + "\n")
+    return 0
