@@ -83,17 +83,21 @@ for _op in ("stop", "start", "restart", "kill", "abandon"):
     _process_command(_op, BY_NAME[_op].help())
 
 
-@cli.command(help=Extend.help())
+@cli.command(help=Extend.help(), context_settings={"ignore_unknown_options": True})
 @where_options
 @click.argument("name")
-@click.argument("seconds", type=SECONDS)
-def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
+@click.argument("seconds")
+def extend(file: Path | None, run_dir: Path | None, name: str, seconds: str) -> None:
+    from proctui.cli_base import bad_duration
+    from proctui.config.values import MAX_SECONDS, parse_duration
     from proctui.frontends import control
 
-    if seconds <= 0:
-        _fail("extend: SECONDS must be more than 0")
+    # A string, not a click type: "-5" must be a bad value, not an unknown option.
+    by = parse_duration(seconds)
+    if by is None or not 0 < by <= MAX_SECONDS:
+        _fail(f"extend: SECONDS {bad_duration(seconds)}")
     _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
-                                                     by=seconds))
+                                                     by=by))
 
 
 @cli.command("is-ready")

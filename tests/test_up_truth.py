@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PY
 from tests.terminal import Pty
 from tests.test_detach import detached, proctui, toml_str  # noqa: F401 (a fixture)
@@ -135,3 +137,22 @@ cmd = "ngnix -g daemon"
     assert timed_out.stdout.startswith("not ready after waiting 0.5s: web: ended: failed")
     unknown = d.ctl("why", "nope")
     assert unknown.returncode == 2 and "no process named 'nope'" in unknown.stderr
+
+
+@pytest.mark.parametrize("bad", ["-5", "0", "nan", "inf", "1e300", "10x", "1m2h", ""])
+def test_a_bad_extend_value_is_one_line_naming_it(tmp_path, bad):
+    got = proctui("extend", "--run-dir", str(tmp_path / "none"), "stubborn", bad)
+    assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+    assert got.stderr == (f"proctui: error: extend: SECONDS {bad!r} is not a duration > 0 "
+                          "and at most 100 days (10, 1.5, 10s, 2m, 1h30m)\n")
+    assert "press w" not in got.stderr
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("10", 10.0), ("1.5", 1.5), ("10s", 10.0),
+                                               ("2m", 120.0), ("1h30m", 5400.0)])
+def test_durations_take_a_unit(tmp_path, text, seconds):
+    from proctui.config.values import parse_duration
+
+    assert parse_duration(text) == seconds
+    got = proctui("extend", "--run-dir", str(tmp_path / "none"), "stubborn", text)
+    assert "no supervisor is running" in got.stderr  # the value itself was fine
