@@ -285,3 +285,17 @@ def test_config_that_is_not_a_regular_file_is_one_line(tmp_path, kind):
     assert str(path) in result.stderr
     assert ("not a regular file" in result.stderr or "is a directory" in result.stderr), \
         result.stderr
+
+
+def test_a_procfile_reads_the_env_file_beside_it_as_honcho_does(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "Procfile").write_text("web: echo port=$PORT greeting=$GREETING\n")
+    (tmp_path / ".env").write_text("PORT=5000\nGREETING='$(touch pwned) hi'\n")
+    got = subprocess.run([sys.executable, "-m", "proctui", "run", "--headless",
+                          "-f", str(tmp_path / "Procfile"), "--run-dir",
+                          str(tmp_path / "run")], capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert "| port=5000 greeting=$(touch pwned) hi" in got.stdout, got.stdout
+    assert not (tmp_path / "pwned").exists()  # a value is data, never evaluated
