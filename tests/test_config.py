@@ -299,3 +299,16 @@ def test_a_procfile_reads_the_env_file_beside_it_as_honcho_does(tmp_path):
                          timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert "| port=5000 greeting=$(touch pwned) hi" in got.stdout, got.stdout
     assert not (tmp_path / "pwned").exists()  # a value is data, never evaluated
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('[defaults]\nstop_timout = 1\n[processes.a]\ncmd="x"\n', "did you mean stop_timeout?"),
+    ('[processes.a]\ncmd = "x"\nstop_timeot = 1\n', "did you mean stop_timeout?"),
+    ('[processes.a]\ncmd = "x"\ncolour = "red"\n', "unknown key (known: cmd, shell,")])
+def test_a_key_typo_names_the_nearest_key(tmp_path, text, said):
+    path = tmp_path / "proctui.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load(path)
+    assert said in str(e.value)
+    assert str(e.value).count("\n") == 0
