@@ -137,8 +137,10 @@ def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
          lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
-    from proctui.frontends import control
+    from proctui.frontends import answers, control
 
+    if not follow and answers.offline_logs(file, run_dir, name, lines, sys.stdout):
+        sys.exit(0)
     _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
 
 

@@ -156,3 +156,23 @@ def test_durations_take_a_unit(tmp_path, text, seconds):
     assert parse_duration(text) == seconds
     got = proctui("extend", "--run-dir", str(tmp_path / "none"), "stubborn", text)
     assert "no supervisor is running" in got.stderr  # the value itself was fine
+
+
+def test_logs_reads_the_log_file_once_the_supervisor_has_ended(tmp_path):
+    config = tmp_path / "once.toml"
+    config.write_text(f"""
+[processes.once]
+cmd = [{toml_str(PY)}, "-c", "print('first'); print('second')"]
+""")
+    run_dir = tmp_path / "run"
+    got = proctui("run", "--headless", "-f", str(config), "--run-dir", str(run_dir),
+                  cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    logs = proctui("logs", "once", "--run-dir", str(run_dir), cwd=tmp_path)
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout == "first\nsecond\n"
+    assert logs.stderr.startswith("proctui: no supervisor is running; ")
+    last = proctui("logs", "once", "-n", "1", "--run-dir", str(run_dir), cwd=tmp_path)
+    assert last.stdout == "second\n"
+    missing = proctui("logs", "nope", "--run-dir", str(run_dir), cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from proctui.core.life.outcome import Outcome, OutcomeKind, signal_name
@@ -223,3 +224,31 @@ def explain(conn: Connection, name: str, out: TextIO) -> int:
         raise UnknownProcess(name, conn.names)
     out.write(clean(f"{name}: {why(view, time.monotonic())}") + "\n")
     return 0
+
+
+def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int | None,
+                 out: TextIO) -> bool:
+    """No supervisor answers but NAME's log file is there: print it (the last ``lines``),
+    say so first on stderr, and return True."""
+    import sys
+
+    from proctui.core.store.logfiles import DIRECTORY, log_name
+    from proctui.frontends.control import locate
+    from proctui.remote.client import NoSupervisor
+
+    try:
+        path = locate(file, run_dir)
+        Connection.open(path).close()
+        return False
+    except NoSupervisor:
+        pass
+    except Exception:
+        return False
+    log = path / DIRECTORY / log_name(name)
+    if not log.is_file():
+        return False
+    sys.stderr.write(f"proctui: no supervisor is running; {log} as it left it:\n")
+    text = log.read_bytes().decode(errors="replace").splitlines()
+    shown = text[-lines:] if lines else ([] if lines == 0 else text)
+    out.write("".join(clean(line) + "\n" for line in shown))
+    return True
