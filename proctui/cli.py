@@ -130,24 +130,48 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     if status != 0:
         click.echo(f"proctui: error: {text}", err=True)
         return status
+    started, lines, failures = _settle(path)
     here = Path.cwd()
     local = [default_run_dir(here / n) for n in ("proctui.toml", "Procfile")
              if (here / n).is_file()] or [default_run_dir(here)]
     if local[0] == path:
         where = ""
     elif file is not None and default_run_dir(file) == path:
-        where = f" -f {shlex.quote(str(file))}"
+        # --file, not -f: for logs, -f means follow (every control command has --file).
+        where = f" --file {shlex.quote(str(file))}"
     else:
         where = f" --run-dir {shlex.quote(str(path))}"
-    count = len(config.processes)
-    click.echo(f"proctui: {count} process{'es' if count != 1 else ''} started under a "
+    click.echo(f"proctui: {started} of {len(config.processes)} process"
+               f"{'es' if len(config.processes) != 1 else ''} started under a "
                f"detached supervisor (pid {text})")
+    for line in lines:
+        click.echo(f"  {line}")
+    for line in failures:
+        click.echo(line, err=True)
     for command, what in (("attach", "the console (d detaches again)"),
                           ("status", "one line per process"),
                           ("logs NAME -f", "follow a process's output"),
                           ("down", "stop everything, with countdowns")):
         click.echo(f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}")
-    return 0
+    return 1 if failures else 0
+
+
+def _settle(path: Path) -> tuple[int, list[str], list[str]]:
+    """Wait until no process is still starting; what up says about each."""
+    from proctui.frontends import answers
+    from proctui.remote.client import Connection, NoSupervisor
+
+    try:
+        conn = Connection.open(path)
+    except NoSupervisor as e:
+        return 0, [], [f"proctui: the supervisor does not answer: {e}"]
+    try:
+        answers.follow(conn, answers.settled, answers.SETTLE_TIMEOUT)
+        return answers.up_report(conn.ordered_views())
+    except (NoSupervisor, OSError) as e:
+        return 0, [], [f"proctui: the supervisor stopped answering: {e}"]
+    finally:
+        conn.close()
 
 
 @cli.command()

@@ -35,21 +35,31 @@ class Seconds(click.ParamType):
 
     def convert(self, value: object, param: click.Parameter | None,
                 ctx: click.Context | None) -> float:
-        from proctui.config.values import Where, seconds
+        from proctui.config.values import Where, parse_duration, seconds
 
         if isinstance(value, float):
             return value
+        number = parse_duration(str(value))
+        if number is None:
+            self.fail(bad_duration(str(value)), param, ctx)
         try:
-            number = float(str(value))
-        except ValueError:
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        try:
-            return seconds(number, None, Where("", None))
-        except ConfigError as e:
-            self.fail(str(e).split(": ", 1)[-1], param, ctx)
+            return seconds(number, None, Where("", None), positive=self.positive)
+        except ConfigError:
+            self.fail(bad_duration(str(value), self.positive), param, ctx)
+
+    def __init__(self, positive: bool = False) -> None:
+        self.positive = positive
+
+
+def bad_duration(value: str, positive: bool = True) -> str:
+    """The one wording for every bad number of seconds."""
+    bound = "> 0" if positive else ">= 0"
+    return (f"{value!r} is not a duration {bound} and at most 100 days (10, 1.5, 10s, 2m, "
+            "1h30m)")
 
 
 SECONDS = Seconds()
+POSITIVE_SECONDS = Seconds(positive=True)
 
 
 def _overrides(stop_timeout: float | None, kill_timeout: float | None,

@@ -83,17 +83,48 @@ for _op in ("stop", "start", "restart", "kill", "abandon"):
     _process_command(_op, BY_NAME[_op].help())
 
 
-@cli.command(help=Extend.help())
+@cli.command(help=Extend.help(), context_settings={"ignore_unknown_options": True})
 @where_options
 @click.argument("name")
-@click.argument("seconds", type=SECONDS)
-def extend(file: Path | None, run_dir: Path | None, name: str, seconds: float) -> None:
+@click.argument("seconds")
+def extend(file: Path | None, run_dir: Path | None, name: str, seconds: str) -> None:
+    from proctui.cli_base import bad_duration
+    from proctui.config.values import MAX_SECONDS, parse_duration
     from proctui.frontends import control
 
-    if seconds <= 0:
-        _fail("extend: SECONDS must be more than 0")
+    # A string, not a click type: "-5" must be a bad value, not an unknown option.
+    by = parse_duration(seconds)
+    if by is None or not 0 < by <= MAX_SECONDS:
+        _fail(f"extend: SECONDS {bad_duration(seconds)}")
     _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
-                                                     by=seconds))
+                                                     by=by))
+
+
+@cli.command("is-ready")
+@where_options
+@click.argument("names", nargs=-1)
+@click.option("--wait", is_flag=True, help="Wait until ready (or --timeout).")
+@click.option("--timeout", type=SECONDS, default=60.0, metavar="SECONDS",
+              help="How long --wait waits (default 60).")
+def is_ready(file: Path | None, run_dir: Path | None, names: tuple[str, ...], wait: bool,
+             timeout: float) -> None:
+    """Exit 0 when every process (or each NAME) is ready: it said so, or it runs and has
+    no ready check; else 1, with one line saying who is not and why."""
+    from proctui.frontends import answers
+
+    _control(file, run_dir, lambda conn: answers.check_ready(conn, names, wait, timeout,
+                                                             sys.stdout))
+
+
+@cli.command()
+@where_options
+@click.argument("name")
+def why(file: Path | None, run_dir: Path | None, name: str) -> None:
+    """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
+    failure, held, a stop's countdown or a decision."""
+    from proctui.frontends import answers
+
+    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout))
 
 
 @cli.command()
@@ -106,8 +137,10 @@ def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
          lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
-    from proctui.frontends import control
+    from proctui.frontends import answers, control
 
+    if not follow and answers.offline_logs(file, run_dir, name, lines, sys.stdout):
+        sys.exit(0)
     _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
 
 

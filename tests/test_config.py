@@ -285,3 +285,30 @@ def test_config_that_is_not_a_regular_file_is_one_line(tmp_path, kind):
     assert str(path) in result.stderr
     assert ("not a regular file" in result.stderr or "is a directory" in result.stderr), \
         result.stderr
+
+
+def test_a_procfile_reads_the_env_file_beside_it_as_honcho_does(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "Procfile").write_text("web: echo port=$PORT greeting=$GREETING\n")
+    (tmp_path / ".env").write_text("PORT=5000\nGREETING='$(touch pwned) hi'\n")
+    got = subprocess.run([sys.executable, "-m", "proctui", "run", "--headless",
+                          "-f", str(tmp_path / "Procfile"), "--run-dir",
+                          str(tmp_path / "run")], capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert "| port=5000 greeting=$(touch pwned) hi" in got.stdout, got.stdout
+    assert not (tmp_path / "pwned").exists()  # a value is data, never evaluated
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('[defaults]\nstop_timout = 1\n[processes.a]\ncmd="x"\n', "did you mean stop_timeout?"),
+    ('[processes.a]\ncmd = "x"\nstop_timeot = 1\n', "did you mean stop_timeout?"),
+    ('[processes.a]\ncmd = "x"\ncolour = "red"\n', "unknown key (known: cmd, shell,")])
+def test_a_key_typo_names_the_nearest_key(tmp_path, text, said):
+    path = tmp_path / "proctui.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load(path)
+    assert said in str(e.value)
+    assert str(e.value).count("\n") == 0

@@ -55,12 +55,12 @@ class Detached:
     """A supervisor started with ``proctui up``; ended (SIGKILL) at teardown if a test
     leaves it running, and its processes by the reaper fixture."""
 
-    def __init__(self, tmp_path: Path, config: Path) -> None:
+    def __init__(self, tmp_path: Path, config: Path, status: int = 0) -> None:
         self.tmp_path = tmp_path
         self.run_dir = tmp_path / "run"
         self.where = ("-f", str(config), "--run-dir", str(self.run_dir))
         self.up = proctui("up", *self.where, cwd=tmp_path)
-        assert self.up.returncode == 0, (self.up.stdout, self.up.stderr)
+        assert self.up.returncode == status, (self.up.stdout, self.up.stderr)
         self.pid = int(self.up.stdout.split("(pid ")[1].split(")")[0])
 
     def ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -86,8 +86,8 @@ class Detached:
 def detached(tmp_path):  # type: ignore[no-untyped-def]
     made: list[Detached] = []
 
-    def make(config: Path) -> Detached:
-        d = Detached(tmp_path, config)
+    def make(config: Path, status: int = 0) -> Detached:
+        d = Detached(tmp_path, config, status)
         made.append(d)
         return d
 
@@ -193,10 +193,11 @@ def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
 
     # The stop runs while nobody is attached: the deadline arrives and waits.
     assert d.ctl("stop", "hung").returncode == 0
-    d.wait_for("hung", "waiting for a decision", lambda p: p["decision_waiting"])
+    d.wait_for("hung", "waiting for a decision", lambda p: p["state"] == "deciding")
     time.sleep(1.5)
     hung = d.status()["hung"]
-    assert hung["decision_waiting"] and alive(pids["hung"]), "nobody there: it waits"
+    assert hung["state"] == "deciding" and alive(pids["hung"]), "nobody there: it waits"
+    assert hung["decision_since_s"] >= 1.0, hung  # how long the decision has waited
     assert "waiting for a decision" in d.ctl("status").stdout
 
     second = attach_on_pty(d)
@@ -204,7 +205,7 @@ def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
     second.wait_for(b"kill now")  # armed: it ignores keys for its first half second
     second.press(b"K")
     hung = d.wait_for("hung", "killed", lambda p: p["outcome"] is not None)
-    assert "killed with SIGKILL by operator" in hung["outcome"]
+    assert "killed with SIGKILL by operator" in hung["outcome"]["text"]
     assert not alive(pids["hung"]) and alive(pids["svc"])
     second.press(b"d")
     assert second.finish() == 0
@@ -224,25 +225,25 @@ def test_a_decision_nobody_was_there_for_is_taken_by_a_control_command(tmp_path,
     wait_until(lambda: "ready" in d.ctl("logs", "hung").stdout, what="hung ready")
     pid = d.status()["hung"]["pid"]
     assert d.ctl("stop", "hung").returncode == 0
-    d.wait_for("hung", "waiting for a decision", lambda p: p["decision_waiting"])
+    d.wait_for("hung", "waiting for a decision", lambda p: p["state"] == "deciding")
     args = ("extend", "hung", "2") if decision == "extend" else (decision, "hung")
     got = d.ctl(*args)
     assert got.returncode == 0, (got.stdout, got.stderr)
     if decision == "kill":
         hung = d.wait_for("hung", "killed", lambda p: p["outcome"] is not None)
-        assert "killed with SIGKILL by operator" in hung["outcome"]
+        assert "killed with SIGKILL by operator" in hung["outcome"]["text"]
         assert not alive(pid)
     elif decision == "abandon":
         hung = d.wait_for("hung", "abandoned", lambda p: p["outcome"] is not None)
-        assert hung["outcome"].startswith("abandoned after ")
-        assert hung["outcome"].endswith(f": pid {pid} left running")
+        assert hung["outcome"]["text"].startswith("abandoned after ")
+        assert hung["outcome"]["text"].endswith(f": pid {pid} left running")
         assert alive(pid)
         os.kill(pid, signal.SIGKILL)  # ours to clean up now
     else:
         hung = d.status()["hung"]
-        assert hung["phase"] == "stopping" and not hung["decision_waiting"]
-        assert 0.5 < hung["deadline_in"] <= 2.0
-        d.wait_for("hung", "back at a decision", lambda p: p["decision_waiting"])
+        assert hung["phase"] == "stopping" and hung["decision"] is None
+        assert 0.5 < hung["deadline_in_s"] <= 2.0
+        d.wait_for("hung", "back at a decision", lambda p: p["state"] == "deciding")
         assert alive(pid)
 
 

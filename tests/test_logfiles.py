@@ -26,7 +26,9 @@ def test_every_byte_is_kept_in_rotated_files(harness, run_dir):
     assert files == ["n.log", "n.log.1", "n.log.2"]
     logs = run_dir.path / "logs"
     parts = [(logs / f).read_bytes() for f in ["n.log.2", "n.log.1", "n.log"]]
-    assert all(len(p) == 50_000 for p in parts[:-1])
+    # Rotated at line boundaries: each older file is whole lines, as near the limit as
+    # a line allows, and never over it.
+    assert all(48_000 < len(p) <= 50_000 and p.endswith(b"\n") for p in parts[:-1])
     assert b"".join(parts).decode() == EXPECTED
     for f in files:
         assert stat.S_IMODE(os.stat(logs / f).st_mode) == 0o600
@@ -58,3 +60,27 @@ def test_a_symlink_planted_as_a_log_is_not_followed(harness, run_dir, tmp_path):
     h.wait_notice("n", "output log n.log")
     assert target.read_text() == "precious\n"
     assert h.output("n")[-1] == "done"  # the process is supervised all the same
+
+
+def test_a_line_is_never_cut_across_files_but_one_longer_than_the_limit(tmp_path):
+    from proctui.core.store.logfiles import LogFile
+
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        log = LogFile(fd, "x", 4096, 5)
+        lines = [(f"line {i} " + "x" * (i * 37 % 300)).encode() + b"\n" for i in range(200)]
+        for i in range(0, len(lines), 3):  # chunks that end mid-line too
+            chunk = b"".join(lines[i:i + 3])
+            log.write(chunk[:50])
+            log.write(chunk[50:])
+        log.write(b"y" * 10_000 + b"\n")  # longer than the whole limit: the one exception
+        log.close()
+        names = sorted((p for p in os.listdir(tmp_path)), reverse=True)
+        parts = [(tmp_path / n).read_bytes() for n in names if n != "x.log"] + [
+            (tmp_path / "x.log").read_bytes()]
+        short = [p for p in parts if b"y" * 100 not in p]
+        # Over the limit by at most the rest of a line that began below it.
+        assert all(p.endswith(b"\n") and len(p) <= 4096 + 310 for p in short[:-1])
+        assert all(not p or p.startswith(b"line ") or p.startswith(b"y") for p in parts)
+    finally:
+        os.close(fd)

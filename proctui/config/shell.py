@@ -6,6 +6,7 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from proctui.config.spec import COMMAND_LINE, Config, ConfigError, ProcessSpec
@@ -70,6 +71,14 @@ def parse_procfile(text: str, source: str, base: Path, path: Path | None = None)
                                  shell=True, source=source))
     if not specs:
         raise ConfigError(source, "no processes defined (expected 'name: command' lines)")
+    dotenv = base / ".env"
+    if path is not None and dotenv.is_file():
+        # As honcho and foreman: KEY=VALUE lines beside the Procfile, never evaluated;
+        # each line runs through /bin/sh with them, so $PORT in a command works.
+        from proctui.config.toml import load_env_file
+
+        env = tuple(load_env_file(dotenv, Where(str(dotenv), None)).items())
+        specs = [replace(spec, env=env) for spec in specs]
     return Config(tuple(specs), source, base, path)
 
 

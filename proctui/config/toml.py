@@ -63,8 +63,8 @@ def parse_toml(text: str, source: str, base: Path, path: Path | None = None) -> 
         raise top.error("defaults", "expected a table [defaults]")
     bad = sorted(set(defaults_table) - set(_DEFAULT_KEYS))
     if bad:
-        raise ConfigError(source, f"unknown key in [defaults] (known: "
-                                  f"{', '.join(_DEFAULT_KEYS)})", None, bad[0])
+        raise ConfigError(source, f"unknown key in [defaults]{_nearest(bad[0], _DEFAULT_KEYS)}",
+                          None, bad[0])
     defaults = settings(defaults_table, top)
     on_hangup = OnHangup.STOP
     if "on_hangup" in defaults_table:
@@ -90,7 +90,7 @@ def _process(name: str, table: dict[str, object], defaults: dict[str, object],
              base: Path, where: Where) -> ProcessSpec:
     bad = sorted(set(table) - set(_PROCESS_KEYS))
     if bad:
-        raise where.error(bad[0], f"unknown key (known: {', '.join(_PROCESS_KEYS)})")
+        raise where.error(bad[0], f"unknown key{_nearest(bad[0], _PROCESS_KEYS)}")
     if "cmd" not in table:
         raise where.error("cmd", "missing: every process needs a cmd")
     shell = table.get("shell", False)
@@ -226,6 +226,14 @@ def _depends(value: object, where: Where) -> tuple[tuple[str, DependCondition | 
 
 _ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
 _DQ_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "$": "$"}
+
+
+def _nearest(key: str, known: tuple[str, ...]) -> str:
+    """A typo's nearest valid key, else every valid key."""
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f": did you mean {close[0]}?" if close else f" (known: {', '.join(known)})"
 
 
 def load_env_file(path: Path, where: Where) -> dict[str, str]:

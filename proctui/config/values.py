@@ -40,8 +40,26 @@ def seconds(value: object, key: str | None, where: Where, *, positive: bool = Fa
         raise where.error(key, f"expected a number of seconds {bound}, got {show(value)}")
     if value > MAX_SECONDS:
         raise where.error(key, f"at most {MAX_SECONDS:.0f} seconds (100 days), got "
-                               f"{show(value)}; to wait without a deadline, press w")
+                               f"{show(value)}")
     return float(value)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([hms])")
+
+
+def parse_duration(text: str) -> float | None:
+    """``10``, ``1.5``, ``10s``, ``2m``, ``1h30m``: seconds, or None when it is not one of
+    these (a sign, ``nan``, an exponent or another unit is not a duration)."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", text):
+        return float(text)
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    units = [u for _, u in parts]
+    if len(set(units)) != len(units) or units != sorted(units, key="hms".index):
+        return None
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
 
 
 def count(value: object, key: str, where: Where, minimum: int, maximum: int) -> int:

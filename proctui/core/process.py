@@ -4,6 +4,7 @@ that frontends read."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from proctui.config import ProcessSpec
 from proctui.core.life.machine import Life, Stage
@@ -41,6 +42,9 @@ class Managed:
         self.status = ""
         self.ready_at: float | None = None
         self.log: LogFile | None = None  # its output on disk (none for a leftover)
+        # (run, decision number, since when): views are built at each transition, so the
+        # first view that shows a decision knows when it began.
+        self._decision: tuple[int, int, float] | None = None
         self.view = self.build_view(0)
 
     @property
@@ -115,12 +119,22 @@ class Managed:
             decisions=s.decisions if s else 0,
             status=self.status,
             ready_at=self.ready_at if live else None,
+            ready_check=self.spec.ready.describe() if self.spec.ready is not None else "",
+            decision_since=self._decision_since(phase, s.decisions if s else 0),
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),
             stops_after=self.stops_after,
             stage=self.life.stop_stage,
             stages=self.life.stop_stages,
             seq=seq,
         )
+
+    def _decision_since(self, phase: Phase, decisions: int) -> float | None:
+        if phase is not Phase.DECIDING:
+            return None
+        key = (id(self.run), decisions)
+        if self._decision is None or self._decision[:2] != key:
+            self._decision = (*key, time.monotonic())
+        return self._decision[2]
 
     def _last(self) -> Outcome | None:
         return self.outcomes[-1] if self.outcomes else None

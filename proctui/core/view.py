@@ -68,6 +68,8 @@ class ProcessView:
     decisions: int = 0  # how often the current stop reached a decision
     status: str = ""  # its last STATUS= (sd_notify)
     ready_at: float | None = None
+    ready_check: str = ""  # how it says it is ready ("": no check: running is ready)
+    decision_since: float | None = None  # when the current decision began waiting
     waiting_for: tuple[str, ...] = ()  # dependencies it waits for before it starts
     stops_after: tuple[str, ...] = ()  # dependents it waits for before it stops
     stage: int = 0  # shutdown stage, from 1 (0: no dependencies anywhere)

@@ -120,30 +120,11 @@ def detail(view: ProcessView, now: float) -> str:
     return "not started" if phase is Phase.ENDED else phase.value
 
 
-def status_json(conn: Connection, now: float) -> dict[str, Any]:
-    hello, state = conn.hello, conn.state
-    processes = []
-    for v in conn.ordered_views():
-        processes.append({
-            "name": v.name, "state": look(v).label, "phase": v.phase.value, "pid": v.pid,
-            "uptime": round(now - v.started_at, 3) if v.alive and v.started_at else None,
-            "ready": v.ready_at is not None,
-            "deadline_in": round(v.deadline - now, 3) if v.deadline is not None else None,
-            "deadline_action": v.deadline_action.value if v.deadline is not None else None,
-            "decision_waiting": v.phase is Phase.DECIDING,
-            "outcome": v.outcome.text if v.outcome is not None else None,
-            "restarts": v.restarts, "status": v.status, "detail": detail(v, now)})
-    return {"supervisor": {
-        "pid": hello.get("pid"), "version": hello.get("version"),
-        "source": hello.get("source"), "run_dir": hello.get("run_dir"),
-        "started": hello.get("started"), "consoles": state.get("consoles", 0),
-        "shutting_down": state.get("shutting_down"), "all_ended": state.get("all_ended"),
-        "exit_status": state.get("exit_status")}, "processes": processes}
-
-
 def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     now = time.monotonic()
     if as_json:
+        from proctui.frontends.answers import status_json
+
         out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
         return 0
     views = conn.ordered_views()

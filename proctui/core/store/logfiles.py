@@ -48,6 +48,7 @@ class LogFile:
         self.fd: int | None = None
         self.size = 0
         self.failed = False
+        self.mid_line = False  # the file does not end with a newline
 
     def write(self, data: bytes) -> None:
         if self.failed or not data:
@@ -57,18 +58,41 @@ class LogFile:
                 self._open()
             view = memoryview(data)
             while view:
-                room = self.max_size - self.size
-                if room <= 0:
-                    self._rotate()
-                    room = self.max_size
-                piece = view[:room]
-                written = os.write(self.fd, piece)  # type: ignore[arg-type]
-                self.size += written
-                view = view[written:]
+                view = view[self._put(view):]
         except OSError as e:
             self.failed = True
             self.close()
             self.on_error(f"output log {self.filename}: {e.strerror or e}; no longer written")
+
+    def _put(self, view: memoryview) -> int:
+        """Write a piece of ``view``; returns how many bytes it took. A file rotates only
+        at a line boundary: a line that began in it ends in it (going past max_size by at
+        most the rest of that line), and a line that does not fit starts the next file.
+        Only a line longer than max_size on its own is cut across files."""
+        room = self.max_size - self.size
+        take = len(view)
+        if take > room:
+            head = bytes(view[:max(room, 0)])
+            cut = head.rfind(b"\n") + 1
+            if cut:
+                take = cut
+            elif self.mid_line:  # finish the line begun here, if it ends soon enough
+                end = bytes(view[:self.max_size]).find(b"\n") + 1
+                take = end if end else max(room, 0)
+            elif self.size > 0:
+                take = 0  # at a boundary: this line starts the next file
+            else:
+                take = room  # one line longer than the whole limit: the only cut
+            if take == 0:
+                self._rotate()
+                return 0
+        written = os.write(self.fd, view[:take])  # type: ignore[arg-type]
+        self.size += written
+        if written:
+            self.mid_line = view[written - 1] != 0x0A
+        if self.size >= self.max_size and not self.mid_line:
+            self._rotate()
+        return written
 
     def _open(self) -> None:
         fd = os.open(self.filename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW

@@ -1,0 +1,254 @@
+"""Answers for scripts: what ``up`` reports once everything has settled, the versioned
+``status --json``, ``is-ready`` and ``why``. Each reads only the views a supervisor pushes.
+
+The JSON schema (``"schema": 1``) is documented in the README; a field is only ever added
+within one schema number, never renamed or given another meaning.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from proctui.core.life.outcome import Outcome, OutcomeKind, signal_name
+from proctui.core.life.stop import Phase
+from proctui.core.output.text import clean
+from proctui.core.view import ProcessView
+from proctui.frontends.words import countdown
+from proctui.protocol.commands import Ping
+from proctui.remote.client import Connection, NotAnswering
+
+SCHEMA = 1
+# Every value "state" can have: the phase, with an ended process's two endings that
+# scripts most need told apart.
+STATES = ("waiting", "starting", "running", "stopping", "deciding", "killing", "backoff",
+          "held", "ended", "failed", "abandoned")
+SETTLE_TIMEOUT = 60.0  # seconds ``up`` waits for processes still starting
+
+
+def state(v: ProcessView) -> str:
+    if v.phase is Phase.ENDED and v.outcome is not None:
+        if v.outcome.kind is OutcomeKind.FAILED_TO_START:
+            return "failed"
+        if v.outcome.left_running:
+            return "abandoned"
+    return v.phase.value
+
+
+def outcome_json(o: Outcome | None) -> dict[str, Any] | None:
+    if o is None:
+        return None
+    st = o.status
+    return {"kind": o.kind.value,
+            "exit_code": st.code if st is not None else None,
+            "signal": signal_name(st.signal) if st is not None and st.signal else None,
+            "after_s": round(o.duration, 3) if o.duration is not None else None,
+            "text": o.text}
+
+
+def ready(v: ProcessView) -> bool | None:
+    """None without a ready check; else whether it said it was ready (this run)."""
+    if not v.ready_check:
+        return None
+    return v.ready_at is not None
+
+
+def is_ready(v: ProcessView) -> bool:
+    """Ready: it said so, or it runs and has no check to pass."""
+    if v.ready_at is not None:
+        return True
+    return v.phase is Phase.RUNNING and not v.ready_check
+
+
+def process_json(v: ProcessView, now: float) -> dict[str, Any]:
+    from proctui.frontends.control import detail
+
+    usage = v.usage
+    return {
+        "name": v.name, "state": state(v), "phase": v.phase.value, "pid": v.pid,
+        "uptime_s": round(now - v.started_at, 3) if v.alive and v.started_at else None,
+        "ready": ready(v), "ready_check": v.ready_check or None,
+        "waiting_for": list(v.waiting_for),
+        "deadline_in_s": round(v.deadline - now, 3) if v.deadline is not None else None,
+        "deadline_action": v.deadline_action.value if v.deadline is not None else None,
+        "decision": "kill|extend|abandon|wait" if v.phase is Phase.DECIDING else None,
+        "decision_since_s": round(now - v.decision_since, 3)
+        if v.phase is Phase.DECIDING and v.decision_since is not None else None,
+        "restart_in_s": round(max(0.0, v.restart_at - now), 3)
+        if v.restart_at is not None else None,
+        "outcome": outcome_json(v.outcome),
+        "restarts": v.restarts,
+        "cpu_percent": round(usage.cpu_percent, 1) if usage is not None else None,
+        "memory_bytes": usage.rss_bytes if usage is not None else None,
+        "held": v.held or None, "status": v.status, "detail": detail(v, now)}
+
+
+def status_json(conn: Connection, now: float) -> dict[str, Any]:
+    hello, st = conn.hello, conn.state
+    return {"schema": SCHEMA, "supervisor": {
+        "pid": hello.get("pid"), "version": hello.get("version"),
+        "source": hello.get("source"), "run_dir": hello.get("run_dir"),
+        "started": hello.get("started"), "consoles": st.get("consoles", 0),
+        "shutting_down": st.get("shutting_down"), "all_ended": st.get("all_ended"),
+        "exit_status": st.get("exit_status")},
+        "processes": [process_json(v, now) for v in conn.ordered_views()]}
+
+
+# -- waiting on pushed views --------------------------------------------------------------
+
+
+def follow(conn: Connection, done: Callable[[list[ProcessView]], bool],
+           timeout: float) -> bool:
+    """Read the views the supervisor pushes until ``done(views)`` or ``timeout``
+    seconds; False on timeout or when the supervisor ended."""
+    deadline = time.monotonic() + timeout
+    while not done(conn.ordered_views()):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            message = conn.receive(timeout=min(left, 1.0))
+        except NotAnswering:
+            if time.monotonic() - conn.heard >= conn.timeout:
+                raise
+            conn.send(Ping())  # quiet, not gone: a ping proves it answers
+            continue
+        if message is None:
+            return False
+        if message.get("t") == "views":
+            conn._views(message)
+        elif message.get("t") == "state":
+            conn.state = message
+    return True
+
+
+# -- up -----------------------------------------------------------------------------------
+
+
+def settled(views: Sequence[ProcessView]) -> bool:
+    """Nothing is still starting, or what is waits on an operator: a leftover of an
+    earlier run parked at a decision or held keeps its successor from starting."""
+    if all(v.phase is not Phase.STARTING for v in views):
+        return True
+    return any(v.leftover and v.phase in (Phase.DECIDING, Phase.HELD) for v in views)
+
+
+def up_report(views: Sequence[ProcessView]) -> tuple[int, list[str], list[str]]:
+    """(processes started, lines for stdout, failures for stderr), once settled."""
+    started, lines, failures = 0, [], []
+    for v in views:
+        o = v.outcome
+        if o is not None and o.kind is OutcomeKind.FAILED_TO_START:
+            failures.append(f"{v.name}: {o.text}")
+        elif v.phase is Phase.WAITING:
+            lines.append(f"{v.name}: waiting for {', '.join(v.waiting_for) or 'its turn'}")
+        elif v.phase is Phase.STARTING:
+            lines.append(f"{v.name}: not started yet: an earlier run's process waits for "
+                         "a decision (proctui status)")
+        else:
+            started += 1
+            if v.phase is Phase.ENDED and o is not None:
+                lines.append(f"{v.name}: {o.text}")
+    return started, lines, failures
+
+
+# -- why and is-ready ---------------------------------------------------------------------
+
+
+def why(v: ProcessView, now: float) -> str:
+    """Why it is not running, or not ready: a line or two."""
+    o = v.outcome
+    phase = v.phase
+    if phase is Phase.WAITING:
+        return f"waiting for {', '.join(v.waiting_for) or 'its turn'} before it starts"
+    if phase is Phase.STARTING:
+        return "starting"
+    if phase is Phase.BACKOFF:
+        due = max(0.0, (v.restart_at or now) - now)
+        last = f" after {o.text}" if o is not None else ""
+        return f"backoff: restart in {due:.1f}s{last} (restarts so far: {v.restarts})"
+    if phase is Phase.HELD:
+        return f"held: {v.held}"
+    if phase is Phase.DECIDING:
+        since = f" for {now - v.decision_since:.0f}s" if v.decision_since else ""
+        return (f"deciding: its stop timeout was reached; a decision has been waiting"
+                f"{since} (proctui kill|extend|abandon {v.name})")
+    if phase.stopping:
+        cd = countdown(v, now)
+        return f"{phase.value}: {cd.text}" if cd is not None else phase.value
+    if phase is Phase.ENDED:
+        return f"ended: {o.text}" if o is not None else "ended: never started"
+    if v.ready_check and v.ready_at is None:
+        up = f" for {now - v.started_at:.1f}s" if v.started_at else ""
+        return f"running{up}, not ready yet: waiting for {v.ready_check}"
+    return f"running (pid {v.pid}) and ready"
+
+
+def not_ready(views: Sequence[ProcessView], now: float) -> list[str]:
+    return [f"{v.name}: {why(v, now)}" for v in views if not is_ready(v)]
+
+
+def check_ready(conn: Connection, names: Sequence[str], wait: bool, timeout: float,
+                out: TextIO) -> int:
+    """``is-ready``: 0 when every named process (all without names) is ready, else 1 with
+    one line naming who is not and why; ``wait``: until ready or ``timeout``."""
+    from proctui.frontends.control import UnknownProcess
+
+    for name in names:
+        if name not in conn.names:
+            raise UnknownProcess(name, conn.names)
+
+    def chosen(views: Sequence[ProcessView]) -> list[ProcessView]:
+        return [v for v in views if not names or v.name in names]
+
+    if wait:
+        follow(conn, lambda views: all(is_ready(v) for v in chosen(views)), timeout)
+    views = chosen(conn.ordered_views())
+    missing = not_ready(views, time.monotonic())
+    if not missing:
+        out.write(f"ready: {', '.join(v.name for v in views)}\n")
+        return 0
+    waited = f" after waiting {timeout:g}s" if wait else ""
+    out.write(clean(f"not ready{waited}: {'; '.join(missing)}") + "\n")
+    return 1
+
+
+def explain(conn: Connection, name: str, out: TextIO) -> int:
+    """``why NAME``: why it is not running, or not ready."""
+    from proctui.frontends.control import UnknownProcess
+
+    view = conn.views.get(name)
+    if view is None:
+        raise UnknownProcess(name, conn.names)
+    out.write(clean(f"{name}: {why(view, time.monotonic())}") + "\n")
+    return 0
+
+
+def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int | None,
+                 out: TextIO) -> bool:
+    """No supervisor answers but NAME's log file is there: print it (the last ``lines``),
+    say so first on stderr, and return True."""
+    import sys
+
+    from proctui.core.store.logfiles import DIRECTORY, log_name
+    from proctui.frontends.control import locate
+    from proctui.remote.client import NoSupervisor
+
+    try:
+        path = locate(file, run_dir)
+        Connection.open(path).close()
+        return False
+    except NoSupervisor:
+        pass
+    except Exception:
+        return False
+    log = path / DIRECTORY / log_name(name)
+    if not log.is_file():
+        return False
+    sys.stderr.write(f"proctui: no supervisor is running; {log} as it left it:\n")
+    text = log.read_bytes().decode(errors="replace").splitlines()
+    shown = text[-lines:] if lines else ([] if lines == 0 else text)
+    out.write("".join(clean(line) + "\n" for line in shown))
+    return True
