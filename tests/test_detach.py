@@ -322,3 +322,25 @@ def test_run_stops_everything_on_hangup_by_default(tmp_path):
         assert not any(alive(pid) for pid in pids)
     finally:
         pty.close()
+
+
+def test_the_supervisor_log_rotates_while_it_runs(tmp_path):
+    """Past its limit supervisor.log becomes supervisor.log.1 and a fresh file takes
+    proctui's stdout and stderr, without a restart (run in a child: it moves fd 1 and 2)."""
+    code = f"""
+import os, sys
+from pathlib import Path
+from proctui.core.store.rundir import RunDir
+from proctui.frontends.daemon import open_log, rotate_log
+d = RunDir(Path({str(tmp_path / 'run')!r})); d.open()
+fd = open_log(d); os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
+os.write(1, b"old " * 40)
+assert not rotate_log(d, limit=1000)
+assert rotate_log(d, limit=100)
+os.write(1, b"new\\n"); os.write(2, b"err\\n")
+"""
+    got = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    run = tmp_path / "run"
+    assert (run / "supervisor.log.1").read_text() == "old " * 40
+    assert (run / "supervisor.log").read_text() == "new\nerr\n"

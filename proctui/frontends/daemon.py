@@ -21,7 +21,8 @@ from proctui.config import ProcessSpec
 from proctui.core.store.rundir import RunDir
 
 LOG = "supervisor.log"
-LOG_KEEP = 1  # supervisor.log.1: the previous run's
+LOG_KEEP = 1  # supervisor.log.1: the previous run's, or this run's earlier part
+LOG_MAX = 8 << 20  # bytes: past this the log rotates while the supervisor runs
 READY_WAIT = 300.0  # seconds; start-up is bounded far below this by the start timeouts
 
 
@@ -97,7 +98,8 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
 
     try:
         return headless.run(specs, run_dir=directory, leftover_defaults=leftover_defaults,
-                            stop_after=stop_after, source=source, linger=True, ready=ready)
+                            stop_after=stop_after, source=source, linger=True, ready=ready,
+                            tick=lambda: rotate_log(directory))
     finally:
         directory.close()
 
@@ -113,6 +115,24 @@ def open_log(directory: RunDir) -> int | None:
         return directory.open_append(LOG)
     except OSError:
         return None
+
+
+def rotate_log(directory: RunDir, limit: int = LOG_MAX) -> bool:
+    """supervisor.log past ``limit``: it becomes supervisor.log.1 and a new one takes
+    proctui's stdout and stderr (a chatty neighbour or a flood of refused connections
+    once grew it without bound until the next start). True when it rotated."""
+    try:
+        if os.fstat(1).st_size < limit:
+            return False
+    except OSError:
+        return False
+    fd = open_log(directory)
+    if fd is None:
+        return False
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return True
 
 
 def _tell(fd: int, text: str) -> None:

@@ -45,12 +45,14 @@ class HeadlessRunner:
     def __init__(self, supervisor: Supervisor, events: EventQueue, printer: Printer,
                  stop_after: float | None = None, *, linger: bool = False,
                  started: Callable[[], object] | None = None,
-                 closing: Callable[[], object] | None = None) -> None:
+                 closing: Callable[[], object] | None = None,
+                 tick: Callable[[], object] | None = None) -> None:
         self.sup = supervisor
         self.stop_after = stop_after
         self.linger = linger
         self.started = started  # once every process was launched
         self.closing = closing  # when everything has ended, before the core stops
+        self.tick = tick  # about once a second (the detached supervisor rotates its log)
         self.events = events
         self.printer = printer
         self._signals: list[int] = []
@@ -179,6 +181,8 @@ class HeadlessRunner:
         if now - self._last_look < 1.0:
             return  # once a second is enough, and it keeps a big run's loop light
         self._last_look = now
+        if self.tick is not None:
+            self.tick()
         if self._hangups:
             self.printer.say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
                              "supervisor goes on (SIGTERM or proctui down stops it)")
@@ -201,7 +205,8 @@ class HeadlessRunner:
 def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
         stop_after: float | None = None, source: str = "", linger: bool = False,
-        ready: Callable[[str | None], object] | None = None) -> int:
+        ready: Callable[[str | None], object] | None = None,
+        tick: Callable[[], object] | None = None) -> int:
     """Run ``specs`` headless until every process has ended (``linger``: until someone
     stops everything); returns the exit status. The control socket is served from start
     to end; ``ready`` is called once every process was launched, with the socket's error
@@ -245,4 +250,4 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             upstream.close()
 
     return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
-                          closing=closing).run()
+                          closing=closing, tick=tick).run()
