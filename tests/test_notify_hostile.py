@@ -306,3 +306,22 @@ def test_a_sender_of_the_run_outside_its_group_is_still_heard(harness):
     assert h.view("svc").status == "from my own session"
     sock = h.sup._engine.speech.sockets["svc"]
     assert not sock.dropped, sock.dropped
+
+
+def test_the_dropped_count_reaches_the_view(harness):
+    """What a run's socket refused is seen (the view, hence status --json), looked at once
+    a walk of the tree, not per datagram."""
+    import socket as socketlib
+
+    from proctui.core.life.stop import Phase
+    from tests.conftest import pyspec, wait_until
+
+    h = harness([pyspec("svc", "import time\nprint('ready', flush=True)\ntime.sleep(60)")])
+    h.wait_output("svc", "ready")
+    target = "\0" + h.sup._engine.speech.sockets["svc"].address[1:]
+    with socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_DGRAM) as s:
+        for _ in range(5):
+            s.sendto(b"EXTEND_TIMEOUT_USEC=\xc2\xb2", target)
+    wait_until(lambda: h.view("svc").notify_dropped == 5, timeout=15,
+               what="five dropped datagrams in the view")
+    assert h.view("svc").phase is Phase.RUNNING

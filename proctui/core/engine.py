@@ -248,7 +248,7 @@ class Engine:
         old, m.run = m.run, run
         if old is not None:
             self.by_run.pop(id(old), None)
-        m.ready_at, m.status = None, ""
+        m.ready_at, m.status, m.notify_dropped = None, "", 0
         if run.spawn(self.speech.child_env(m)):
             self.tree_changed()
             # Each of these is kept apart: whatever one of them raises, the run is
@@ -285,8 +285,10 @@ class Engine:
         m = self.by_run.get(id(run))
         if m is None or m.run is not run:
             return
-        if paused != m.paused or usage != m.usage:
-            m.paused, m.usage = paused, usage
+        # Read once a walk, never per datagram: a flood must not buy a snapshot each.
+        dropped = self.speech.dropped_now(m.name)
+        if paused != m.paused or usage != m.usage or dropped != m.notify_dropped:
+            m.paused, m.usage, m.notify_dropped = paused, usage, dropped
             self._publish(m)
         if run.exit is None and not run.leftover:
             self.pid_files.members_changed(m, run)

@@ -35,6 +35,7 @@ class Managed:
         self.verdict: Verdict | None = None
         self.held = ""  # why a leftover is held for the operator
         self.blocked_by: Managed | None = None
+        self.notify_dropped = 0  # as the current run's notify socket last counted
         self.pid_members: tuple[tuple[int, int, int], ...] = ()  # as last written
         self.pid_cmdline: list[str] = []  # as last written
         self.usage: Usage | None = None
@@ -121,6 +122,7 @@ class Managed:
             ready_at=self.ready_at if live else None,
             ready_check=self.spec.ready.describe() if self.spec.ready is not None else "",
             decision_since=self._decision_since(phase, s.decisions if s else 0),
+            notify_dropped=self.notify_dropped,
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),
             stops_after=self.stops_after,
             stage=self.life.stop_stage,

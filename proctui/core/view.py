@@ -70,6 +70,7 @@ class ProcessView:
     ready_at: float | None = None
     ready_check: str = ""  # how it says it is ready ("": no check: running is ready)
     decision_since: float | None = None  # when the current decision began waiting
+    notify_dropped: int = 0  # sd_notify datagrams its current run's socket dropped
     waiting_for: tuple[str, ...] = ()  # dependencies it waits for before it starts
     stops_after: tuple[str, ...] = ()  # dependents it waits for before it stops
     stage: int = 0  # shutdown stage, from 1 (0: no dependencies anywhere)

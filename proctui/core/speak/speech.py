@@ -148,6 +148,11 @@ class Speech:
             self._dropped: Counter[str] = Counter()
         return self._dropped
 
+    def dropped_now(self, name: str) -> int:
+        """Datagrams the current run's socket has dropped so far (every reason)."""
+        sock = self.sockets.get(name)
+        return sum(sock.dropped.values()) if sock is not None else 0
+
     def dropped_counts(self) -> dict[str, dict[str, int]]:
         """Datagrams dropped so far, per process and reason, live sockets included (for
         a status line: a flood or a broken sender should be seen)."""
