@@ -7,6 +7,7 @@ within one schema number, never renamed or given another meaning.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -235,16 +236,13 @@ def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int 
 
     from proctui.core.store.logfiles import DIRECTORY, log_name
     from proctui.frontends.control import locate
-    from proctui.remote.client import NoSupervisor
 
     try:
         path = locate(file, run_dir)
-        Connection.open(path).close()
-        return False
-    except NoSupervisor:
-        pass
     except Exception:
         return False
+    if _held(path / "lock"):
+        return False  # a supervisor holds the run directory (even a stopped one): ask it
     log = path / DIRECTORY / log_name(name)
     if not log.is_file():
         return False
@@ -253,3 +251,21 @@ def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int 
     shown = text[-lines:] if lines else ([] if lines == 0 else text)
     out.write("".join(clean(line) + "\n" for line in shown))
     return True
+
+
+def _held(lock: Path) -> bool:
+    """Does a supervisor hold this run directory's lock? Asked without waiting on it: a
+    stopped supervisor is found here at once, and its client says it is not answering."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False  # no lock file: nothing ever ran here, or it is gone
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
