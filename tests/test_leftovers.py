@@ -29,7 +29,7 @@ def start(run_dir: Path, *commands: str) -> subprocess.Popen[str]:
 def record(run_dir: Path, name: str) -> dict[str, object]:
     stem = name if not name.startswith(".") else "%2E" + name[1:]
     path = run_dir / f"{stem}.pid"
-    wait_until(path.exists, what=f"{name}'s PID file")
+    wait_until(path.exists, timeout=30, what=f"{name}'s PID file")
     return json.loads(path.read_text())
 
 
