@@ -26,10 +26,18 @@ def start(run_dir: Path, *commands: str) -> subprocess.Popen[str]:
                             start_new_session=True)
 
 
-def record(run_dir: Path, name: str) -> dict[str, object]:
+def record(run_dir: Path, name: str,
+           proc: subprocess.Popen[str] | None = None) -> dict[str, object]:
     stem = name if not name.startswith(".") else "%2E" + name[1:]
     path = run_dir / f"{stem}.pid"
-    wait_until(path.exists, timeout=30, what=f"{name}'s PID file")
+    try:
+        wait_until(path.exists, timeout=30, what=f"{name}'s PID file")
+    except AssertionError:
+        if proc is not None and proc.poll() is not None:
+            out, err = proc.communicate(timeout=5)
+            raise AssertionError(f"proctui exited {proc.returncode}: {out[-1500:]!r} "
+                                 f"{err[-1500:]!r}") from None
+        raise
     return json.loads(path.read_text())
 
 
@@ -54,7 +62,7 @@ def test_the_rest_of_a_group_whose_leader_died_is_recovered_not_doubled(tmp_path
     the process again."""
     run_dir = tmp_path / "run"
     first = start(run_dir, "svc=sleep 306 & echo member $!; exec sleep 300")
-    leader = int(record(run_dir, "svc")["pid"])
+    leader = int(record(run_dir, "svc", first)["pid"])
     member = None
 
     def member_recorded() -> bool:
