@@ -58,7 +58,6 @@ class Engine:
         self.by_name: dict[str, Managed] = {}
         self.by_run: dict[int, Managed] = {}  # id(run) -> its process
         self.lineage = Lineage(os_layer, RUN_TOKEN_VAR)
-        self.shutting_down = False
         self.shutdown_why: life.Why | None = None
         self.boot_id = os_layer.boot_id()
         self._timers: set[asyncio.TimerHandle] = set()
@@ -111,7 +110,6 @@ class Engine:
                 lo.life = replace(lo.life, stops_after=after)
         for m in self.processes:
             if self.stop_asked.is_set():
-                self.shutting_down = True
                 m.life = replace(m.life, shutdown=True)
             self.post(m, life.Launch())
         self.housekeeping.schedule()
@@ -153,12 +151,12 @@ class Engine:
             self.inbox.look_again()  # a dependency may be met now
 
     def begin_shutdown(self, why: life.Why, ordered: bool = True, abandon: bool = False) -> None:
-        """Everything is stopping from now on; the first reason is journaled."""
+        """Everything is stopping from now on (each life hears it as a Shutdown event);
+        the first reason is journaled."""
         if self.shutdown_why is None:
             self.shutdown_why = why
             self.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered,
                                abandon=abandon or None)
-        self.shutting_down = True
 
     def clear_output(self, m: Managed) -> None:
         m.buffer.clear()

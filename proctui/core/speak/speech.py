@@ -77,6 +77,7 @@ class Speech:
         self.heard = heard  # the engine writes the record and publishes it
         self.checks: dict[str, Checks] = {}  # process name -> its current run's checks
         self.probes: set[int] = set()
+        self._dropped: Counter[str] = Counter()  # by the sockets of runs that have ended
         self.sockets: dict[str, NotifySocket] = {}  # process name -> its run's socket
         self._warned = False
         self._said: dict[str, _Said] = {}  # process name -> what its current run said
@@ -144,8 +145,6 @@ class Speech:
     @property
     def dropped(self) -> Counter[str]:
         """Datagrams dropped, per reason, by the sockets of runs that have ended."""
-        if not hasattr(self, "_dropped"):
-            self._dropped: Counter[str] = Counter()
         return self._dropped
 
     def dropped_now(self, name: str) -> int:
