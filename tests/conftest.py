@@ -65,6 +65,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
+@pytest.fixture(scope="session")
+def installed_oldest(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same wheel in a fresh venv with the oldest Textual pyproject.toml allows (the
+    ``installed`` venv resolves the newest): both ends of the range are what users get."""
+    import re
+    import subprocess
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (oldest,) = [m.group(1) for d in deps if (m := re.fullmatch(r"textual>=([0-9.]+)", d))]
+    where = tmp_path_factory.mktemp("install-oldest")
+    subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True,
+                   timeout=120)
+    (wheel,) = (installed / "wheels").glob("proctui-*.whl")
+    subprocess.run([str(where / "venv/bin/python"), "-m", "pip", "install", "--quiet",
+                    str(wheel), f"textual=={oldest}"], check=True, timeout=600, cwd=where)
+    return where
+
+
 @pytest.fixture(autouse=True)
 def child_reaper(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     token = uuid.uuid4().hex

@@ -54,6 +54,27 @@ def test_the_newest_line_is_on_screen_and_end_keeps_it(installed, tmp_path, rows
         screen.close()
 
 
+def test_the_oldest_textual_allowed_shows_the_newest_line_too(installed_oldest, tmp_path):
+    """pyproject.toml's lower bound is tested, not hoped for: the same wheel with the
+    oldest Textual it allows, FINAL LINE on screen and kept by End."""
+    import subprocess
+
+    python = installed_oldest / "venv/bin/python"
+    version = subprocess.run([str(python), "-c", "import textual; print(textual.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    screen = console(installed_oldest, tmp_path, FINAL, rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE"),
+                    what=f"FINAL LINE as the pane's last row (Textual {version})")
+        screen.press(KEYS["pgup"] + KEYS["end"])
+        screen.wait(lambda lines: newest_above_key_bar(lines, "FINAL LINE"),
+                    what=f"End showing the last line again (Textual {version})")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
 @pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
 def test_the_outcome_line_ends_the_pane(installed, tmp_path, rows, columns):
     screen = console(installed, tmp_path, "a=seq 1 40; echo LAST; exit 3",

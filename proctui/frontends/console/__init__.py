@@ -57,12 +57,12 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             servers.append(served)
         try:
             from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
-            from proctui.frontends.console.driver import quiet_driver
+            from proctui.frontends.console.driver import console_driver
             from proctui.frontends.console.keys import hint as hint_items
 
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
-                             on_terminal_lost=guard.hangup, driver_class=quiet_driver())
+                             on_terminal_lost=guard.hangup, driver_class=console_driver())
             app.run()
         finally:
             guard.closed.set()
@@ -133,7 +133,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
     or the supervisor's exit status when this console stopped everything."""
     from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
-    from proctui.frontends.console.driver import quiet_driver
+    from proctui.frontends.console.driver import console_driver
     from proctui.frontends.console.keys import shown
     from proctui.frontends.printer import Printer, use_colour
     from proctui.frontends.report import summary_lines
@@ -143,7 +143,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
     hint = (f"attached to {where}", f"{shown('detach')} detaches (everything keeps running)",
             f"{shown('quit')} asks before stopping anything")
     app = ProctuiApp(core, hint=hint, refresh_hz=refresh_hz or REFRESH_HZ,
-                     on_terminal_lost=lambda _why: None, driver_class=quiet_driver(),
+                     on_terminal_lost=lambda _why: None, driver_class=console_driver(),
                      attached=where)
 
     def leave(signum: int, _frame: object) -> None:

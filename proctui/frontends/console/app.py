@@ -31,6 +31,7 @@ from proctui.core.view import ProcessView, Reply, Usage
 from proctui.frontends.console import keys
 from proctui.frontends.console.actions import PaneActions, QuitActions
 from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen, Decision
+from proctui.frontends.console.driver import stop_input
 from proctui.frontends.console.output import ProcessPane
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.frontends.console.picker import ProcessPicker, system_commands
@@ -256,13 +257,7 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         """A terminal can go away with no SIGHUP (a pty closed while proctui was not in
         its session): only EOF or EIO arrive, and Textual's input thread would spin on
         them for ever. Treat it as a hangup, and stop that thread."""
-        # Only our own driver class is reachable without App._driver (private): it
-        # records its instance. With Textual's stock driver the input thread spins on
-        # until the app exits, which the stop sequence below brings about.
-        driver = getattr(self.driver_class, "instance", None)
-        exit_event = getattr(driver, "exit_event", None)
-        if exit_event is not None:
-            exit_event.set()
+        stop_input(self.driver_class)
         if self.attached is not None:
             self.detach(why)  # an attached console only ever detaches by itself
             return
