@@ -3,7 +3,7 @@ and user key, an sshd_config of its own on a free port, started once a session w
 ``sshd -D -e``, and a client config with the aliases ``box`` (that server) and ``dead``
 (a port nobody listens on). Tests skip, saying why, when sshd or ssh is missing.
 
-Use it with ``from tests.sshd import sshd`` (a fixture) in a test module."""
+Use it with ``from tests.sshd import sshd_server`` in a test module: the fixture ``sshd``."""
 
 from __future__ import annotations
 
@@ -60,8 +60,8 @@ def _keygen(path: Path) -> None:
                    timeout=30, stdin=subprocess.DEVNULL)
 
 
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+@pytest.fixture(scope="session", name="sshd")
+def sshd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     if SSHD is None or SSH is None or KEYGEN is None:
         pytest.skip("needs OpenSSH's sshd, ssh and ssh-keygen (Debian: openssh-server, "
                     "openssh-client; .ci/run installs them)")
