@@ -180,6 +180,26 @@ def test_attach_over_ssh_on_a_terminal_and_detach(box, child_reaper):
     assert not [pid for pid in processes_with_token(child_reaper) if comm(pid) == "ssh"]
 
 
+def test_attach_read_only_over_ssh_is_told_read_only_by_the_box(box, child_reaper):
+    from tests.terminal import Pty
+
+    d, env = box
+    pty = Pty([PY, "-m", "proctui", "attach", "--read-only", "--host", "box", "--run-dir",
+               str(d.run_dir)], d.tmp_path, env=env)
+    try:
+        pty.wait_for(b"attached to supervisor", timeout=60)
+        pty.press(b"s")  # stop the selected process: refused on the box
+        pty.wait_for(b"read-only", timeout=30)
+        pty.press(b"d")
+        assert pty.finish(30) == 0
+    finally:
+        pty.close()
+    status = json.loads(ctl(env, "status", "--json", "--run-dir", str(d.run_dir)).stdout)
+    assert all(p["phase"] == "running" for p in status["processes"])
+    journal = (d.run_dir / "journal.jsonl").read_text()
+    assert '"kind": "command"' not in journal  # refused before anything was done
+
+
 def test_status_of_two_boxes_one_of_which_does_not_answer(box):
     d, env = box
     where = ("--host", "box", "--host", "dead", "--run-dir", str(d.run_dir))
