@@ -422,3 +422,23 @@ def test_the_timeline_lists_commands_and_who_sent_them(tmp_path: Path):
     assert "stop web  uid 1000 · ssh 10.0.0.5 port 50000" in text
     assert "stop_all  uid 0" in text
     assert "\x1b" not in text
+
+
+def test_a_hostile_via_is_refused_and_changes_nothing(supervisor):
+    d = supervisor
+    conn = Connection.open(d.run_dir)
+    try:
+        for bad, fault in (({"ssh": "1.2.3.4 80; rm -rf /"}, "BAD_VALUE"),
+                           ({"ssh": "x" * 100_000}, "BAD_REQUEST"),
+                           ({"ssh": 5}, "BAD_VALUE"), ({"read_only": "yes"}, "BAD_REQUEST"),
+                           ({"ssh": ["1.2.3.4", "80"]}, "BAD_REQUEST")):
+            conn.sock.sendall(wire.dumps({"op": "via", "id": "v", **bad}))
+            while (reply := conn.receive()) is not None and reply.get("id") != "v":
+                pass
+            assert reply is not None and reply["fault"] == fault, (bad, reply)
+        assert conn.call(commands.Stop("svc")).ok  # not read-only, and no address taken
+    finally:
+        conn.close()
+    said = [json.loads(line) for line in (d.run_dir / "journal.jsonl").read_text().splitlines()
+            if '"command"' in line]
+    assert len(said) == 1 and "ssh" not in said[0] and said[0]["uid"] == os.getuid()
