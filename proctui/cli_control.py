@@ -1,5 +1,6 @@
 """The ``proctui`` commands that talk to a running supervisor over its control socket:
-status, stop, start, restart, kill, abandon, extend, logs, down and attach. Each is a thin
+status, stop, start, restart, kill, abandon, extend, logs, down and attach, here or on
+another machine (``--host``, over ssh; ``stdio`` is the hidden box's end). Each is a thin
 shell over ``proctui.frontends.control``; every failure is one line."""
 
 from __future__ import annotations
