@@ -1,5 +1,6 @@
 """The ``proctui`` commands that talk to a running supervisor over its control socket:
-status, stop, start, restart, kill, abandon, extend, logs, down and attach. Each is a thin
+status, stop, start, restart, kill, abandon, extend, logs, down and attach, here or on
+another machine (``--host``, over ssh; ``stdio`` is the hidden box's end). Each is a thin
 shell over ``proctui.frontends.control``; every failure is one line."""
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import click
 from proctui.cli_base import SECONDS, _fail, cli
 from proctui.protocol.commands import BY_NAME, Extend
 
+HOST_ENV = "PROCTUI_HOST"
 
-def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-def]
-    """-f FILE (``logs``: --file only, its -f follows) and --run-dir: which supervisor."""
+
+def where_options(fn=None, *, short: bool = True, hosts: bool = False,  # type: ignore[no-untyped-def]
+                  remote: bool = True):
+    """-f FILE (``logs``: --file only, its -f follows), --run-dir and --host: which
+    supervisor, and on which machine (``status``: on several)."""
     if fn is None:
-        return lambda f: where_options(f, short=short)
+        return lambda f: where_options(f, short=short, hosts=hosts, remote=remote)
     names = ("-f", "--file") if short else ("--file",)
     options = [
         click.option(*names, "file", type=click.Path(path_type=Path, dir_okay=False),
@@ -24,19 +29,27 @@ def where_options(fn=None, *, short: bool = True):  # type: ignore[no-untyped-de
                           "./proctui.toml or ./Procfile, else the only supervisor running)."),
         click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
                      help="The supervisor's run directory."),
+        click.option("--host", "host", metavar="DEST", envvar=HOST_ENV, multiple=hosts,
+                     help="The supervisor on another machine, over ssh: anything ssh "
+                          "accepts (user@box, an alias); -f and --run-dir are then the "
+                          f"box's. Also ${HOST_ENV}." + (" Repeat it for one table of "
+                                                         "several boxes." if hosts else "")),
     ]
+    if not remote:
+        options = options[:2]
     for option in reversed(options):
         fn = option(fn)
     return fn
 
 
-def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ignore[no-untyped-def]
+def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-untyped-def]
+             host: str | None = None, read_only: bool = False) -> None:
     """Connect, run ``call(connection)``, exit with its status; every failure is one line."""
-    from proctui.frontends.control import UnknownProcess, connect
+    from proctui.frontends.control import UnknownProcess, dialer
     from proctui.remote.client import NoSupervisor
 
     try:
-        conn = connect(file, run_dir)
+        conn = dialer(file, run_dir, host, read_only)()
     except NoSupervisor as e:
         _fail(str(e))
         raise AssertionError("unreachable") from None
@@ -58,24 +71,32 @@ def _control(file: Path | None, run_dir: Path | None, call) -> None:  # type: ig
 
 
 @cli.command()
-@where_options
+@where_options(hosts=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
-def status(file: Path | None, run_dir: Path | None, as_json: bool) -> None:
+def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
+           as_json: bool) -> None:
     """One row per process of a running supervisor: its state, pid, and its uptime, its
     countdown or how it ended."""
     from proctui.frontends import control
 
-    _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout))
+    if len(host) > 1:
+        from proctui.frontends import hosts
+
+        sys.exit(hosts.status(host, lambda h: control.dialer(file, run_dir, h), as_json,
+                              sys.stdout))
+    _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout),
+             host[0] if host else None)
 
 
 def _process_command(op: str, verb: str) -> None:
     @cli.command(op, help=verb)
     @where_options
     @click.argument("names", nargs=-1, required=True)
-    def command(file: Path | None, run_dir: Path | None, names: tuple[str, ...]) -> None:
+    def command(file: Path | None, run_dir: Path | None, host: str | None,
+                names: tuple[str, ...]) -> None:
         from proctui.frontends import control
 
-        _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout))
+        _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout), host)
 
 
 # Their help is the first line of the command's docstring in the table: written once.
@@ -87,7 +108,8 @@ for _op in ("stop", "start", "restart", "kill", "abandon"):
 @where_options
 @click.argument("name")
 @click.argument("seconds")
-def extend(file: Path | None, run_dir: Path | None, name: str, seconds: str) -> None:
+def extend(file: Path | None, run_dir: Path | None, host: str | None, name: str,
+           seconds: str) -> None:
     from proctui.cli_base import bad_duration
     from proctui.config.values import MAX_SECONDS, parse_duration
     from proctui.frontends import control
@@ -97,7 +119,7 @@ def extend(file: Path | None, run_dir: Path | None, name: str, seconds: str) -> 
     if by is None or not 0 < by <= MAX_SECONDS:
         _fail(f"extend: SECONDS {bad_duration(seconds)}")
     _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
-                                                     by=by))
+                                                     by=by), host)
 
 
 @cli.command("is-ready")
@@ -106,25 +128,25 @@ def extend(file: Path | None, run_dir: Path | None, name: str, seconds: str) -> 
 @click.option("--wait", is_flag=True, help="Wait until ready (or --timeout).")
 @click.option("--timeout", type=SECONDS, default=60.0, metavar="SECONDS",
               help="How long --wait waits (default 60).")
-def is_ready(file: Path | None, run_dir: Path | None, names: tuple[str, ...], wait: bool,
-             timeout: float) -> None:
+def is_ready(file: Path | None, run_dir: Path | None, host: str | None,
+             names: tuple[str, ...], wait: bool, timeout: float) -> None:
     """Exit 0 when every process (or each NAME) is ready: it said so, or it runs and has
     no ready check; else 1, with one line saying who is not and why."""
     from proctui.frontends import answers
 
     _control(file, run_dir, lambda conn: answers.check_ready(conn, names, wait, timeout,
-                                                             sys.stdout))
+                                                             sys.stdout), host)
 
 
 @cli.command()
 @where_options
 @click.argument("name")
-def why(file: Path | None, run_dir: Path | None, name: str) -> None:
+def why(file: Path | None, run_dir: Path | None, host: str | None, name: str) -> None:
     """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
     failure, held, a stop's countdown or a decision."""
     from proctui.frontends import answers
 
-    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout))
+    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout), host)
 
 
 @cli.command()
@@ -133,34 +155,61 @@ def why(file: Path | None, run_dir: Path | None, name: str) -> None:
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output.")
 @click.option("-n", "--lines", type=click.IntRange(min=0), default=None,
               help="Only the last LINES lines (default: all that are kept).")
-def logs(file: Path | None, run_dir: Path | None, name: str, follow: bool,
-         lines: int | None) -> None:
+def logs(file: Path | None, run_dir: Path | None, host: str | None, name: str,
+         follow: bool, lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
     from proctui.frontends import answers, control
 
-    if not follow and answers.offline_logs(file, run_dir, name, lines, sys.stdout):
+    if host is None and not follow and \
+            answers.offline_logs(file, run_dir, name, lines, sys.stdout):
         sys.exit(0)
-    _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout))
+    _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout),
+             host)
 
 
 @cli.command()
 @where_options
-def down(file: Path | None, run_dir: Path | None) -> None:
+def down(file: Path | None, run_dir: Path | None, host: str | None) -> None:
     """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
     proctui run would have."""
     from proctui.frontends import control
 
-    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run())
+    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run(), host)
 
 
 @cli.command()
 @where_options
 @click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
               help="Redraw at most HZ times a second (default 10).")
-def attach(file: Path | None, run_dir: Path | None, refresh: float | None) -> None:
+@click.option("--read-only", is_flag=True,
+              help="Look, never act: the supervisor refuses every command from this "
+                   "console.")
+def attach(file: Path | None, run_dir: Path | None, host: str | None,
+           refresh: float | None, read_only: bool) -> None:
     """Open the console on a running supervisor. d detaches (everything goes on); q asks
     whether to detach or stop everything."""
     from proctui.frontends import control
+    from proctui.remote.client import NoSupervisor
 
-    _control(file, run_dir, lambda conn: control.attach(conn, refresh))
+    try:
+        dial = control.dialer(file, run_dir, host, read_only)
+    except NoSupervisor as e:
+        _fail(str(e))
+    _control(file, run_dir, lambda conn: control.attach(conn, refresh, dial, read_only),
+             host, read_only)
+
+
+@cli.command(hidden=True)
+@where_options(remote=False)
+def stdio(file: Path | None, run_dir: Path | None) -> None:
+    """The box's end of --host: connect to the supervisor, as attach and status find it,
+    and pass bytes between it and stdin/stdout until either side ends."""
+    from proctui.frontends.control import locate
+    from proctui.remote import stdio as helper
+    from proctui.remote.client import NoSupervisor
+
+    try:
+        sys.exit(helper.serve(lambda: locate(file, run_dir)))
+    except NoSupervisor as e:
+        _fail(str(e))

@@ -315,6 +315,14 @@ class Supervisor:
 
         return self._submit(call)
 
+    def journal_command(self, name: str | None, **who: object) -> None:
+        """A command from the control socket and who sent it, journaled before its effects."""
+        def call() -> None:
+            assert self._engine is not None
+            self._engine.journal.write(Kind.COMMAND, name, **who)
+
+        self._submit(call)
+
     @property
     def shutting_down(self) -> bool:
         """Someone asked to stop (or abandon) everything."""

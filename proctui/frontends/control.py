@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -90,8 +91,19 @@ def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, dict[s
     return found
 
 
-def connect(file: Path | None, run_dir: Path | None) -> Connection:
-    return Connection.open(locate(file, run_dir))
+def dialer(file: Path | None, run_dir: Path | None, host: str | None = None,
+           read_only: bool = False) -> Callable[[], Connection]:
+    """How to reach the supervisor, as often as asked: here, or on ``host`` over SSH
+    (where ``file`` and ``run_dir`` are the box's)."""
+    if host is not None:
+        from proctui.remote.dial import over_ssh, where_args
+
+        return over_ssh(host, where_args(file, run_dir), read_only)
+    return lambda: Connection.open(locate(file, run_dir), read_only=read_only)
+
+
+def connect(file: Path | None, run_dir: Path | None, host: str | None = None) -> Connection:
+    return dialer(file, run_dir, host)()
 
 
 # -- status ---------------------------------------------------------------------------------
@@ -305,7 +317,7 @@ class Down:
             self.news.wait(0.1)
             self.news.clear()
             self._print_new()
-        pid = self.conn.hello.get("pid")
+        pid = self.conn.hello.get("pid") if self.conn.local else None  # (not ours to see)
         while isinstance(pid, int) and time.monotonic() < deadline and self.interrupts == 0:
             st = read_stat(pid)
             if st is None or not st.live:
@@ -360,13 +372,17 @@ class Down:
         return True
 
 
-def attach(conn: Connection, refresh_hz: float | None) -> int:
+def attach(conn: Connection, refresh_hz: float | None,
+           dial: Callable[[], Connection] | None = None, read_only: bool = False) -> int:
+    """The console on ``conn``; ``dial`` reaches the same supervisor again, and
+    ``read_only`` (said to the supervisor already, which refuses every command) is a
+    console that only looks."""
     from proctui.frontends.console import attach_console
 
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         conn.close()
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
     core = RemoteCore(conn)
-    status = attach_console(core, refresh_hz=refresh_hz)
+    status = attach_console(core, refresh_hz=refresh_hz, dial=dial, read_only=read_only)
     # The console has said the one line already; a silent supervisor is exit status 2.
     return 2 if core.not_answering is not None else status

@@ -9,6 +9,7 @@ also what the console shows on its timeline key.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html import escape
@@ -30,6 +31,7 @@ MAX_LANES = 100  # processes drawn; the rest are counted
 MAX_MARKS = 300  # marks, segments and deadlines kept per lane; the rest are counted
 MAX_NAME = 120  # characters of a name kept
 MAX_TEXT = 400  # characters of an outcome kept
+MAX_COMMANDS = 40  # commands listed under the text picture (the latest; the rest counted)
 
 # Characters never sent to a terminal nor put in an SVG as they are: C0 and C1 controls,
 # DEL, bidirectional controls, line separators, lone surrogates and non-characters.
@@ -133,6 +135,8 @@ class Picture:
     start: float
     end: float
     lanes_left_out: int = 0  # processes past MAX_LANES, not drawn
+    commands: list[tuple[float, str]] = field(default_factory=list)  # who asked for what
+    commands_left_out: int = 0
 
 
 class Builder:
@@ -145,12 +149,17 @@ class Builder:
         self.start = math.inf
         self.end = -math.inf
         self.lanes_left_out: set[str] = set()
+        self.commands: deque[tuple[float, str]] = deque(maxlen=MAX_COMMANDS)
+        self.commands_seen = 0
 
     def add(self, e: dict[str, object]) -> None:
         t = _number(e.get("t"))
         if t is None:
             return
         self.start, self.end = min(self.start, t), max(self.end, t)
+        if e.get("kind") == "command":
+            self.commands_seen += 1
+            self.commands.append((t, _command(e)))
         name = e.get("name")
         if not isinstance(name, str):
             return
@@ -169,7 +178,18 @@ class Builder:
         for ln in self.lanes.values():
             ln.switch(end, None)
         return Picture(list(self.lanes.values()), start, max(end, start + 0.001),
-                       len(self.lanes_left_out))
+                       len(self.lanes_left_out), list(self.commands),
+                       self.commands_seen - len(self.commands))
+
+
+def _command(e: dict[str, object]) -> str:
+    """A command over the control socket and who sent it: "stop web  uid 1000 · ssh
+    10.0.0.5 port 50000"."""
+    name = e.get("name")
+    what = visible(e.get("op"), 20) + (f" {visible(name, MAX_NAME)}" if name else "")
+    ssh = visible(e.get("ssh") or "", 80).split()
+    via = f" · ssh {ssh[0]} port {ssh[1]}" if len(ssh) == 2 else ""
+    return f"{what}  uid {visible(e.get('uid'), 12)}{via}"
 
 
 def build(entries: Iterable[dict[str, object]]) -> Picture:
@@ -253,6 +273,12 @@ def text(picture: Picture, width: int = 100) -> list[str]:
             lines.append(f"{''.ljust(names)} │ ({ln.left_out} more marks, not drawn)")
     if picture.lanes_left_out:
         lines.append(f"(and {picture.lanes_left_out} more processes, not drawn)")
+    if picture.commands:
+        earlier = picture.commands_left_out
+        lines += ["", "commands" + (f" (the last {len(picture.commands)}; {earlier} before)"
+                                    if earlier else "") + ":"]
+        lines += [f"  {seconds_span(t - picture.start):>8}  {label}"[:width]
+                  for t, label in picture.commands]
     marks = [f"{seconds_span(span)} in all", "┆ deadline",
              "▲ a signal, a wait, a stage, an extension or a decision", "K SIGKILL",
              "! kill decision", "✓ ready"]

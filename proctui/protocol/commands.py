@@ -38,11 +38,15 @@ watch           Watch(output, replay,    Done             UNKNOWN_NAME
 journal         Journal(start)           JournalPage      BAD_VALUE
 tail            Tail(name, lines, start) TailPage         UNKNOWN_NAME, BAD_VALUE
 ping            Ping()                   Done             -
+via             Via(ssh, read_only)      Done             BAD_VALUE
 =============== ======================== ================ ===============================
+
+A connection that said ``read_only`` is answered READ_ONLY for every core command.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -173,6 +177,7 @@ class Clear(Named):
 
     op = "clear"
     method = "clear_output"
+    journaled = False
 
     def apply(self, core: Core) -> Future[Reply]:
         return core.clear_output(self.name)
@@ -252,6 +257,7 @@ class SetInteractive(CoreCommand):
 
     op = "set_interactive"
     method = "set_interactive"
+    journaled = False
     interactive: bool = False
 
     def apply(self, core: Core) -> Future[Reply]:
@@ -347,11 +353,33 @@ class Ping(Simple):
     op = "ping"
 
 
+# SSH_CONNECTION's first two fields: the client's address (IPv4, IPv6 with a zone) and port.
+_SSH_CLIENT = re.compile(r"[0-9A-Za-z.:%_-]{1,64} [0-9]{1,5}")
+
+
+@dataclass(frozen=True)
+class Via(Simple):
+    """Who is asking, and on what terms: ``proctui stdio`` sends it first with the SSH
+    client's address ("ADDR PORT", from SSH_CONNECTION), for the journal; a client that
+    may only look (``attach --read-only``) sends ``read_only``. Both hold for the rest of
+    the connection: a later ``via`` can neither change the address nor take read-only
+    back."""
+
+    op = "via"
+    ssh: str | None = None
+    read_only: bool = False
+
+    def check(self) -> Done | None:
+        if self.ssh is not None and not _SSH_CLIENT.fullmatch(self.ssh):
+            return failed(Fault.BAD_VALUE, "via: ssh is not an address and a port")
+        return None
+
+
 CORE_COMMANDS: tuple[type[CoreCommand], ...] = (
     Stop, Start, Restart, Kill, Abandon, Wait, Adopt, Clear, Extend, StopAll, KillAll,
     AbandonAll, SetInteractive)
 _ALL: tuple[type[Request[Any]], ...] = (
-    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping)
+    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Via)
 COMMANDS: dict[str, type[Request[Any]]] = {cls.op: cls for cls in _ALL}
 # The CLI's process commands (proctui OP NAME...).
 BY_NAME: dict[str, type[Named]] = {

@@ -21,6 +21,7 @@ class Fault(Enum):
     UNKNOWN_NAME = 10
     NOT_RUNNING = 11
     REFUSED = 20
+    READ_ONLY = 21
     GONE = 30
     NOT_ANSWERING = 31
 
@@ -36,6 +37,7 @@ _WORDS = {
     Fault.UNKNOWN_NAME: "no process by that name",
     Fault.NOT_RUNNING: "the process is not running",
     Fault.REFUSED: "the supervisor refused",
+    Fault.READ_ONLY: "this connection is read-only (attach --read-only): it may look, not act",
     Fault.GONE: "the supervisor has gone away",
     Fault.NOT_ANSWERING: "the supervisor is not answering",
 }

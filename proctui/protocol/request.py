@@ -58,6 +58,9 @@ class CoreCommand(Simple):
     """A command the core carries out; ``method`` is its name in the ``Core`` API."""
 
     method: ClassVar[str]
+    # Who sent it goes to the journal (uid, and the SSH client's address): an operator's
+    # decision. Not for clearing a pane or saying whether anyone can answer.
+    journaled: ClassVar[bool] = True
 
     def apply(self, core: Core) -> Future[Reply]:
         raise NotImplementedError

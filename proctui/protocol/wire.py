@@ -1,7 +1,10 @@
 """The control socket's wire format: newline-delimited JSON, one object a line, versioned.
 
 Snapshots are plain data already; this module turns them into JSON objects and back.
-Times stay monotonic: a client on the same machine shares the clock.
+Times stay monotonic. A client on the same machine (the same ``boot`` id in the hello)
+shares the clock; one on another machine (over SSH) translates every time it receives
+into its own clock on receipt: hello, views and state carry the server's ``now``, and
+``shift_times`` moves a view's times (``proctui.remote.connection`` does both).
 """
 
 from __future__ import annotations
@@ -16,13 +19,18 @@ from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.view import ProcessView, Usage
 
 # 2: replies carry a fault code, tail and journal replies are pages, ping; the command
-# table is proctui.protocol.commands.
-VERSION = 2
+# table is proctui.protocol.commands. 3: via (who asks: the SSH client, read-only), and
+# the server's monotonic ``now`` and ``boot`` id for clients on another machine.
+VERSION = 3
 SOCKET = "control.sock"  # in the run directory
 MAX_LINE = 1 << 20  # bytes in one message; longer lines drop the connection
 _VIEW_FIELDS = [f.name for f in fields(ProcessView)]
-__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "VERSION", "dumps", "loads", "outcome_from_dict",
-           "outcome_to_dict", "view_from_dict", "view_to_dict"]
+# The view's monotonic times: a client on another machine moves them into its own clock.
+TIME_FIELDS = ("started_at", "ended_at", "stop_requested_at", "kill_sent_at", "deadline",
+               "window_start", "restart_at", "ready_at", "decision_since")
+__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "TIME_FIELDS", "VERSION", "boot_id", "dumps",
+           "loads", "outcome_from_dict", "outcome_to_dict", "shift_times", "view_from_dict",
+           "view_to_dict"]
 
 
 def dumps(message: dict[str, Any]) -> bytes:
@@ -95,3 +103,22 @@ def view_from_dict(d: dict[str, Any]) -> ProcessView:
             value = tuple(value)
         changes[name] = value
     return replace(base, **changes)
+
+
+def shift_times(view: dict[str, Any], offset: float) -> None:
+    """Move a view's monotonic times (in its wire form) by ``offset`` seconds: from the
+    server's clock into the client's. Anything that is not a number is left for
+    ``view_from_dict`` to judge."""
+    for name in TIME_FIELDS:
+        value = view.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            view[name] = value + offset
+
+
+def boot_id() -> str:
+    """This boot's id: two processes with the same one share the monotonic clock."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read(64).strip()
+    except (OSError, ValueError):
+        return ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
+import math
 import os
 import re
 import select
@@ -15,6 +16,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +51,15 @@ class NotAnswering(NoSupervisor):
     """The supervisor is there (its socket accepted us) but says nothing: stopped
     (SIGSTOP, a debugger), or stuck."""
 
-    def __init__(self, pid: int | None, since: float) -> None:
+    def __init__(self, pid: int | None, since: float, local: bool = True,
+                 where: str = "") -> None:
         self.pid = pid
         self.since = since
         who = f"the supervisor (pid {pid})" if pid else "the supervisor"
+        if not local:
+            who = f"{where}: {who}"
         when = time.strftime("%H:%M:%S", time.localtime(since))
-        state = _state(pid)
+        state = _state(pid) if local else None
         hint = "it is stopped (SIGSTOP? kill -CONT it)" if state == "T" else \
             "it may be stopped or stuck"
         super().__init__(f"{who} is not answering (since {when}); {hint}")
@@ -78,10 +83,14 @@ class Connection:
     kept meanwhile. Every wait is bounded: a supervisor that stops answering is a
     ``NotAnswering`` after ``timeout`` seconds, never a hang."""
 
-    def __init__(self, sock: socket.socket, run_dir: Path, pid: int | None = None,
-                 timeout: float | None = None) -> None:
+    def __init__(self, sock: socket.socket, run_dir: Path | None = None,
+                 pid: int | None = None, timeout: float | None = None, *,
+                 where: str = "", local: bool = True) -> None:
         self.sock = sock
         self.run_dir = run_dir
+        self.where = where or (str(run_dir / SOCKET) if run_dir is not None else "")
+        # On this machine: the supervisor's pid is one of ours to look up in /proc.
+        self.local = local
         self.pid = pid  # the server's, from the socket's peer credentials
         self.timeout = answer_timeout() if timeout is None else timeout
         self._buf = bytearray()
@@ -93,14 +102,26 @@ class Connection:
         self.hello: dict[str, Any] = {}
         self.views: dict[str, ProcessView] = {}
         self.state: dict[str, Any] = {}
+        # Seconds from the supervisor's monotonic clock to ours (None: the same clock).
+        self.offset: float | None = None
+        self.on_close: Callable[[], None] | None = None  # ends what carries the link
 
     @classmethod
-    def open(cls, run_dir: Path, timeout: float | None = None) -> Connection:
+    def open(cls, run_dir: Path, timeout: float | None = None,
+             read_only: bool = False) -> Connection:
         """Connect and read the first snapshot (hello, every view, the state)."""
         wait = answer_timeout() if timeout is None else timeout
-        sock, pid = _connect(run_dir, wait)
-        conn = cls(sock, run_dir, pid, wait)
+        sock, pid = connect_socket(run_dir, wait)
+        return cls.over(cls(sock, run_dir, pid, wait), read_only)
+
+    @staticmethod
+    def over(conn: Connection, read_only: bool = False) -> Connection:
+        """``conn``, already connected (to the socket, or to ``proctui stdio`` over SSH),
+        once its first snapshot is read; closed, and NoSupervisor, when there is none.
+        A read-only client says so before anything else."""
         try:
+            if read_only:
+                conn.sock.sendall(wire.dumps(commands.Via(read_only=True).wire()))
             conn._first()
         except _Silent:
             conn.close()
@@ -110,7 +131,7 @@ class Connection:
             raise
         except (OSError, ValueError, KeyError, TypeError) as e:
             conn.close()
-            raise NoSupervisor(f"{run_dir / SOCKET}: {e}") from None
+            raise NoSupervisor(f"{conn.where}: {e}") from None
         return conn
 
     def _first(self) -> None:
@@ -130,6 +151,10 @@ class Connection:
                         f"{message.get('v')}, this proctui ({__version__}) speaks "
                         f"{wire.VERSION}: use the same proctui version as the supervisor")
                 self.hello = message
+                boot = message.get("boot")
+                if not boot or boot != wire.boot_id():  # another machine's clock
+                    offset = self._offset(message, math.inf)
+                    self.offset = offset if math.isfinite(offset) else None
             elif kind == "views":
                 self._views(message)
             elif kind == "state":
@@ -157,7 +182,8 @@ class Connection:
         return number
 
     def not_answering(self) -> NotAnswering:
-        return NotAnswering(self.pid or _int(self.hello.get("pid")), self.heard_wall)
+        pid = self.pid or _int(self.hello.get("pid"))
+        return NotAnswering(pid, self.heard_wall, self.local, self.where)
 
     def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
         """The next message (None: the supervisor closed the connection). Waits at most
@@ -185,7 +211,27 @@ class Connection:
         line = self._line(deadline)
         if line is None:
             return None
-        return wire.loads(line)
+        message = wire.loads(line)
+        if self.offset is not None and message.get("t") in ("views", "state"):
+            offset = self.offset = self._offset(message, self.offset)
+            views = message.get("views")
+            if isinstance(views, list):
+                for view in views:
+                    if isinstance(view, dict):
+                        wire.shift_times(view, offset)
+        return message
+
+    @staticmethod
+    def _offset(message: dict[str, Any], best: float) -> float:
+        """The supervisor's clock to ours, from its ``now`` as this message arrives. Each
+        message arrives late by the link's delay, which only adds to the difference: the
+        smallest seen is the closest to the truth (a countdown shows at most the link's
+        least delay too long)."""
+        now = message.pop("now", None)
+        if not isinstance(now, int | float) or isinstance(now, bool) or \
+                not math.isfinite(now):
+            return best
+        return min(best, time.monotonic() - now)
 
     def _line(self, deadline: float) -> bytes | None:
         while True:
@@ -235,6 +281,9 @@ class Connection:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        end, self.on_close = self.on_close, None
+        if end is not None:
+            end()
 
 
 def _lock_holder(dir_fd: int) -> int | None:
@@ -257,7 +306,7 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _connect(run_dir: Path, timeout: float) -> tuple[socket.socket, int]:
+def connect_socket(run_dir: Path, timeout: float) -> tuple[socket.socket, int]:
     """A connection to the supervisor of ``run_dir``, which must be ours (or root's)."""
     if not os.path.isdir(run_dir):
         raise NoSupervisor(f"no supervisor is running (no run directory {run_dir})")

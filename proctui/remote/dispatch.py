@@ -38,6 +38,11 @@ class Dispatch:
         if isinstance(request, commands.Named) and request.name not in c.seen:
             return failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
         if isinstance(request, commands.CoreCommand):
+            if c.read_only:
+                return failed(Fault.READ_ONLY, f"{request.op}: {Fault.READ_ONLY.words}")
+            if request.journaled:
+                core.journal_command(getattr(request, "name", None), op=request.op,
+                                     **who(c))
             reply = await asyncio.wrap_future(request.apply(core))
             if reply.ok:
                 return Done(True, reply.text)
@@ -62,6 +67,10 @@ class Dispatch:
         if isinstance(request, commands.Tail):
             return await self._tail(c, request)
         if isinstance(request, commands.Ping):
+            return Done()
+        if isinstance(request, commands.Via):
+            c.ssh = c.ssh or request.ssh  # the first word holds: proctui stdio's
+            c.read_only = c.read_only or request.read_only
             return Done()
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")
 
@@ -99,6 +108,16 @@ class Dispatch:
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
         c.news.set()
         return Done()
+
+
+def who(c: Client) -> dict[str, object]:
+    """Who sent a command, for the journal: the uid the kernel vouches for, the client's
+    pid (on this machine: the proctui stdio helper when it came over SSH) and the SSH
+    client's address."""
+    out: dict[str, object] = {"uid": c.uid, "pid": c.pid}
+    if c.ssh is not None:
+        out["ssh"] = c.ssh
+    return out
 
 
 def reply_id(message: dict[str, Any]) -> int | str | None:

@@ -60,6 +60,7 @@ class Server:
         self.path = run_dir.path / SOCKET
         self.clients: set[Client] = set()
         self.started_wall = time.time()
+        self.boot = wire.boot_id()  # a client with the same one shares our clock
         self._sock: socket.socket | None = None
         self._ino: tuple[int, int] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -196,7 +197,7 @@ class Server:
         if len(self.clients) >= slots.MAX_CLIENTS:
             self._make_room()
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
-        c = Client(writer, pid)
+        c = Client(writer, pid, uid)
         self.clients.add(c)
         pusher = asyncio.create_task(self._pushing(c))
         try:
@@ -231,6 +232,7 @@ class Server:
     def _hello(self) -> dict[str, Any]:
         views = self.core.views()
         return {"t": "hello", "v": wire.VERSION, "version": __version__, "pid": os.getpid(),
+                "now": time.monotonic(), "boot": self.boot,
                 "source": self.source, "run_dir": str(self.run_dir.path),
                 "started": self.started_wall,
                 "names": [v.name for v in views],
@@ -289,12 +291,12 @@ class Server:
         if changed:
             for v in changed:
                 c.seen[v.name] = v.seq
-            w.write(wire.dumps({"t": "views", "views": [wire.view_to_dict(v)
-                                                         for v in changed]}))
+            w.write(wire.dumps({"t": "views", "now": time.monotonic(),
+                                "views": [wire.view_to_dict(v) for v in changed]}))
         state = self._state()
         if state != c.state:
             c.state = state
-            w.write(wire.dumps({"t": "state", **state}))
+            w.write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
         size = 0
         for name, start in c.sent.items():
             buf = core.buffer(name)

@@ -24,6 +24,9 @@ IDLE_LIMIT = 60.0  # seconds a client that subscribed to nothing may stay silent
 class Client:
     writer: asyncio.StreamWriter
     pid: int
+    uid: int = -1  # from the socket's peer credentials
+    ssh: str | None = None  # the SSH client ("ADDR PORT") when it came through proctui stdio
+    read_only: bool = False  # it may look, never act
     news: asyncio.Event = field(default_factory=asyncio.Event)
     seen: dict[str, int] = field(default_factory=dict)  # view seq sent, by name
     sent: dict[str, int] = field(default_factory=dict)  # next line number to send

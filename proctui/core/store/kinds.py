@@ -22,6 +22,7 @@ class Kind(StrEnum):
     DEADLINE = "deadline"  # the current deadline was set or moved
     EXTEND = "extend"  # someone moved the deadline (operator or process)
     DECISION = "decision"  # the operator's kill, abandon or wait
+    COMMAND = "command"  # a command over the control socket, and who sent it (uid, ssh)
     OUTCOME = "outcome"  # how a run ended
     JOURNAL_FULL = "journal-full"  # the file reached its size: nothing more is written
     CHATTER_FULL = "journal-chatter-full"  # only entries that matter are written from here

@@ -15,7 +15,7 @@ from proctui.config import OnHangup, ProcessSpec
 # Kept out of the import: proctui.frontends.console.keys is read by light commands.
 if TYPE_CHECKING:
     from proctui.core.store.rundir import RunDir
-    from proctui.remote.client import RemoteCore
+    from proctui.remote.client import Connection, RemoteCore
 
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
@@ -129,7 +129,8 @@ def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
     return log
 
 
-def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
+def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
+                   dial: Callable[[], Connection] | None = None, read_only: bool = False) -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
     or the supervisor's exit status when this console stopped everything."""
     from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp

@@ -1,0 +1,127 @@
+"""A real OpenSSH server on 127.0.0.1 for the tests of ``--host``: a generated host key
+and user key, an sshd_config of its own on a free port, started once a session with
+``sshd -D -e``, and a client config with the aliases ``box`` (that server) and ``dead``
+(a port nobody listens on). Tests skip, saying why, when sshd or ssh is missing.
+
+Use it with ``from tests.sshd import sshd_server`` in a test module: the fixture ``sshd``."""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TOKEN_VAR
+
+SSHD = shutil.which("sshd") or shutil.which("sshd", path="/usr/sbin:/usr/local/sbin")
+SSH = shutil.which("ssh")
+KEYGEN = shutil.which("ssh-keygen")
+
+
+@dataclass
+class Sshd:
+    config: Path  # the client's ssh config (aliases box and dead)
+    port: int
+    pid: int
+    log: Path
+
+    def env(self, token: str, **extra: str) -> dict[str, str]:
+        """The client's environment: PROCTUI_SSH uses our config; PROCTUI_REMOTE runs
+        this tree's proctui on the box (whose PATH has no venv), carrying the test's
+        token so that whatever it starts is reaped with the test's children."""
+        remote = " ".join(shlex.quote(a) for a in [
+            "env", f"{TOKEN_VAR}={token}", *(f"{k}={v}" for k, v in extra.items()),
+            sys.executable, "-m", "proctui"])
+        return {**os.environ, "PROCTUI_SSH": f"{SSH} -F {shlex.quote(str(self.config))}",
+                "PROCTUI_REMOTE": remote}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _keygen(path: Path) -> None:
+    assert KEYGEN is not None
+    subprocess.run([KEYGEN, "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True,
+                   timeout=30, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="session", name="sshd")
+def sshd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    if SSHD is None or SSH is None or KEYGEN is None:
+        pytest.skip("needs OpenSSH's sshd, ssh and ssh-keygen (Debian: openssh-server, "
+                    "openssh-client; .ci/run installs them)")
+    where = tmp_path_factory.mktemp("sshd")
+    _keygen(where / "host_key")
+    _keygen(where / "user_key")
+    (where / "authorized_keys").write_text((where / "user_key.pub").read_text())
+    port = _free_port()
+    cfg = where / "sshd_config"
+    cfg.write_text(f"""ListenAddress 127.0.0.1
+Port {port}
+HostKey {where / "host_key"}
+AuthorizedKeysFile {where / "authorized_keys"}
+StrictModes no
+UsePAM no
+PidFile none
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+X11Forwarding no
+PrintMotd no
+""")
+    if os.getuid() == 0:
+        os.makedirs("/run/sshd", 0o755, exist_ok=True)  # its privilege separation dir
+    client = where / "ssh_config"
+    common = f"""  User {getpass.getuser()}
+  IdentityFile {where / "user_key"}
+  IdentitiesOnly yes
+  UserKnownHostsFile {where / "known_hosts"}
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking accept-new
+  BatchMode yes
+  LogLevel ERROR
+  ConnectTimeout 20
+"""
+    client.write_text(f"Host box\n  HostName 127.0.0.1\n  Port {port}\n{common}"
+                      f"Host dead\n  HostName 127.0.0.1\n  Port {_free_port()}\n{common}")
+    log = where / "sshd.log"
+    # Not the first test's token: that test's teardown would end a server every test uses.
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_VAR}
+    with open(log, "wb") as out:
+        server = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if server.poll() is not None:
+                pytest.skip(f"sshd did not start: {log.read_text()[-500:]}")
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", port), timeout=1):
+                break
+            assert time.monotonic() < deadline, f"sshd never listened: {log.read_text()}"
+            time.sleep(0.05)
+        yield Sshd(client, port, server.pid, log)
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(server.pid, signal.SIGTERM)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
