@@ -129,9 +129,11 @@ def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
     return log
 
 
-def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
+def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
+                   read_only: bool | None = None) -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
-    or the supervisor's exit status when this console stopped everything."""
+    or the supervisor's exit status when this console stopped everything. ``read_only``
+    (default: the core's): a console that looks and never acts."""
     from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
     from proctui.frontends.console.driver import quiet_driver
     from proctui.frontends.console.keys import shown
@@ -140,11 +142,19 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None) -> int:
 
     pid = core.conn.hello.get("pid")
     where = f"supervisor pid {pid}"
-    hint = (f"attached to {where}", f"{shown('detach')} detaches (everything keeps running)",
-            f"{shown('quit')} asks before stopping anything")
+    if read_only is None:
+        read_only = core.read_only
+    core.read_only = read_only  # (refused in the core too: nothing that acts is sent)
+    if read_only:
+        hint = (f"attached read-only to {where}", "no key here acts on it",
+                f"{shown('detach')} or {shown('quit')} detaches")
+    else:
+        hint = (f"attached to {where}",
+                f"{shown('detach')} detaches (everything keeps running)",
+                f"{shown('quit')} asks before stopping anything")
     app = ProctuiApp(core, hint=hint, refresh_hz=refresh_hz or REFRESH_HZ,
                      on_terminal_lost=lambda _why: None, driver_class=quiet_driver(),
-                     attached=where)
+                     attached=where, read_only=read_only)
 
     def leave(signum: int, _frame: object) -> None:
         app.detached = signal.Signals(signum).name
