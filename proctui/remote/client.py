@@ -65,7 +65,9 @@ class RemoteCore:
         hello = conn.hello
         self.names: list[str] = conn.names
         self._views = dict(conn.views)
-        self._buffers = {name: OutputBuffer(max(1, int(size))) for name, size in
+        # Twice the supervisor's scrollback: after a gap, the lines held before it and
+        # its marker line age out behind the supervisor's, not at once (see receive).
+        self._buffers = {name: OutputBuffer(2 * max(1, int(size))) for name, size in
                          zip(self.names, hello.get("scrollback", []), strict=False)}
         for name in self.names:
             self._buffers.setdefault(name, OutputBuffer())

@@ -59,7 +59,14 @@ class LinkBanner(Widget):
     items: reactive[tuple[str, ...]] = reactive(())
 
     def render(self) -> Text:
-        return Text(" " + fit(list(self.items), self.size.width - 2, " · "))
+        """Whole items while they fit; then the reason, cut with … rather than left out."""
+        *items, why = self.items or ("",)
+        width = self.size.width - 2
+        line = fit(items, width, " · ")
+        room = width - len(line) - 3
+        if why and room >= 12:
+            line += " · " + (why if len(why) <= room else why[:room - 1] + "…")
+        return Text(" " + line)
 
 
 class LinkActions(_Base):
