@@ -154,6 +154,11 @@ def numbers(core: RemoteCore, name: str) -> list[int]:
             if stream != Stream.PROCTUI and line.startswith("n")]
 
 
+def table_text(app: ProctuiApp) -> str:
+    table = app._table
+    return "\n".join(table.render_line(y).text for y in range(table.size.height))
+
+
 def gaps(core: RemoteCore) -> list[str]:
     """The marker lines in the count pane (its other notices say it started)."""
     got = core.buffer("count").read(0)
@@ -162,10 +167,14 @@ def gaps(core: RemoteCore) -> list[str]:
 
 
 async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_path):
-    specs = [pyspec("web", POLITE), pyspec("count", COUNTER)]
+    specs = [pyspec("web", POLITE), pyspec("count", COUNTER),
+             pyspec("slow", STUBBORN, stop_timeout=120)]
     async with attached(tmp_path, specs) as (app, pilot, box, core, dial):
+        assert core.stop("slow").result(10).ok  # a countdown on screen
+        await until(pilot, lambda: "SIGKILL in" in table_text(app), what="the countdown")
         pids = {v.name: v.pid for v in box.sup.views()}
         await until(pilot, lambda: len(numbers(core, "count")) > 5, what="output")
+        seen = len(numbers(core, "count"))
         dial.drop(then_fail=2)
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
         assert re.search(r"reconnecting · link lost \d+s ago · (next try in \d+s|trying now)",
@@ -183,24 +192,27 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
                     what="an answer to every key")
         assert len(box.acted()) == before
         # The picture's clock stands still while the banner's ages go on.
-        frozen = app._table.now
-        await until(pilot, lambda: "link lost 1s ago" in banner(app), what="the age moving")
-        assert app._table.now == frozen
+        frozen, picture = app._table.now, table_text(app)
+        await until(pilot, lambda: "link lost 2s ago" in banner(app), what="the age moving")
+        assert app._table.now == frozen and table_text(app) == picture
         # Nothing on the box changed.
         assert {v.name: v.pid for v in box.sup.views()} == pids
         assert all(alive(pid) for pid in pids.values())
-        assert {v.phase for v in box.sup.views()} == {Phase.RUNNING}
-        assert not box.sup.shutting_down
+        assert box.view("web").phase is box.view("count").phase is Phase.RUNNING
+        assert box.view("slow").phase is Phase.STOPPING and not box.sup.shutting_down
         # Back by itself, with a fresh snapshot, the output going on.
         await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: not banner(app), what="the banner to go")
         assert dial.calls == 4 and not app.screen_stack[0].has_class("-stale")
-        assert app._table.now != frozen
-        seen = len(numbers(core, "count"))
-        await until(pilot, lambda: len(numbers(core, "count")) > seen + 20,
+        await until(pilot, lambda: table_text(app) != picture, what="the countdown again")
+        # Each pane's output went on from the line it had reached: nothing sent twice,
+        # nothing lost, the lines from before the drop still there.
+        (resume,) = [r for r in box.requests if isinstance(r, commands.Watch) and r.start]
+        assert resume.start is not None and resume.start["count"] >= seen
+        await until(pilot, lambda: len(numbers(core, "count")) > resume.start["count"] + 20,
                     what="output after the new link")
         got = numbers(core, "count")
-        assert got == list(range(got[0], got[0] + len(got))), "a line lost or repeated"
+        assert got == list(range(len(got))), "a line lost or repeated"
         # And the keys act again.
         await pilot.press("s")
         await until(pilot, lambda: box.view("web").outcome is not None, what="web stopped")
