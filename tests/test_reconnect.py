@@ -221,7 +221,7 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
 
 async def test_the_box_sees_a_drop_as_a_detach_and_changes_nothing(tmp_path):
     specs = [pyspec("web", POLITE), pyspec("hung", STUBBORN)]
-    async with attached(tmp_path, specs) as (app, pilot, box, core, dial):
+    async with attached(tmp_path, specs) as (app, pilot, box, _core, dial):
         pids = {v.name: v.pid for v in box.sup.views()}
         await until(pilot, lambda: box.server.clients, what="the console connected")
         journal = len(box.sup.journal())
