@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import socket
+import subprocess
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,7 +34,7 @@ from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.redial import Backoff, SupervisorEnded, local_dial
 from proctui.remote.server import Server
 from tests.children import POLITE, STUBBORN
-from tests.conftest import alive, pyspec, wait_until
+from tests.conftest import PY, alive, pyspec, wait_until
 from tests.test_console import SIZE, until
 
 # Prints a numbered line every 20 ms: the numbers prove nothing was lost or repeated.
@@ -437,3 +438,96 @@ def test_backoff_doubles_to_five_seconds_and_starts_over_after_a_steady_link():
 def test_a_local_dial_with_no_supervisor_there_is_the_end(tmp_path):
     with pytest.raises(SupervisorEnded, match="no run directory"):
         local_dial(tmp_path / "nothing")()
+
+
+# -- a link through a child process, as ssh is ---------------------------------------------
+
+# Relays its stdin and stdout to the control socket, as `ssh box proctui stdio` would, and
+# ends on EOF from either side.
+RELAY = """
+import os, selectors, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+sel = selectors.DefaultSelector()
+sel.register(0, selectors.EVENT_READ)
+sel.register(s, selectors.EVENT_READ)
+while True:
+    for key, _ in sel.select():
+        if key.fileobj == 0:
+            data = os.read(0, 65536)
+            if not data:
+                sys.exit(0)
+            s.sendall(data)
+        else:
+            data = s.recv(65536)
+            if not data:
+                sys.exit(0)
+            os.write(1, data)
+"""
+
+
+class Piped(Connection):
+    """A connection through a child process; closing it ends the child too."""
+
+    child: subprocess.Popen[bytes]
+
+    def close(self) -> None:
+        super().close()
+        try:
+            self.child.wait(5)
+        except subprocess.TimeoutExpired:
+            self.child.kill()
+            self.child.wait(5)
+
+
+def piped_dial(run_dir: Path, children: list[subprocess.Popen[bytes]]):  # type: ignore[no-untyped-def]
+    def dial() -> Connection:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        child = subprocess.Popen([PY, "-c", RELAY, str(run_dir / "control.sock")],
+                                 stdin=theirs, stdout=theirs)
+        theirs.close()
+        children.append(child)
+        conn = Piped(ours, run_dir, child.pid, timeout=5.0)
+        conn.child = child
+        try:
+            conn._first()  # (what Connection.open does once connected)
+        except Exception:
+            conn.close()
+            raise
+        return conn
+
+    return dial
+
+
+async def test_a_link_through_a_child_killed_comes_back_and_detach_ends_every_child(
+        tmp_path):
+    box = Box(tmp_path, [pyspec("web", POLITE)])
+    children: list[subprocess.Popen[bytes]] = []
+    core: RemoteCore | None = None
+    try:
+        pid = box.view("web").pid
+        core = RemoteCore.dialled(piped_dial(box.run_dir.path, children))
+        app = ProctuiApp(core, attached="supervisor pid 1")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "ready" in app.panes["web"].output.text(),
+                        what="the output through the child")
+            children[0].kill()  # the ssh client dies
+            await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
+            assert children[0].poll() is not None and len(children) == 2
+            assert box.view("web").phase is Phase.RUNNING and alive(pid)
+            await pilot.press("d")
+            await until(pilot, lambda: not app.is_running, what="detached")
+        core.close()
+        core = None
+        assert all(child.poll() is not None for child in children), "a child left behind"
+        assert not any(t.name == "proctui-remote" and t.is_alive()
+                       for t in threading.enumerate())
+        assert box.view("web").phase is Phase.RUNNING and alive(pid)
+    finally:
+        if core is not None:
+            core.close()
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        box.close()

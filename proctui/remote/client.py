@@ -115,6 +115,7 @@ class RemoteCore:
                 self._end(why)
                 return
             self._backoff.link_lasted(time.monotonic() - up)
+            conn.close()  # at once: a dial's child (ssh) must not outlive its link
             self._fail_pending(Fault.GONE, f"the link dropped before the supervisor "
                                            f"answered ({why}): it may or may not be done")
             found = self._redial(self.dial, why)

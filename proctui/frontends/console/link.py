@@ -96,6 +96,8 @@ class LinkActions(_Base):
         if links != self._links:
             self._links = links
             self.questions.answered.clear()  # a new link: every waiting decision asks again
+        if link is None and self._frozen is None:
+            return now  # (every tick of a console whose link is up: nothing to do)
         banner = self.query_one(LinkBanner)
         banner.display = link is not None
         self.screen_stack[0].set_class(link is not None, "-stale")
