@@ -131,7 +131,8 @@ class RemoteCore:
                 message = conn.event()
                 if message is None:
                     # Its goodbye: the last state says everything ended, then it closes.
-                    return GONE, self.all_ended()
+                    ended = self.all_ended() or self.dial is None
+                    return (GONE if ended else "the connection closed"), ended
                 self._apply(message)
                 if message.get("t") == "error":
                     return f"the supervisor refused us: {message.get('error')}", True
@@ -140,7 +141,7 @@ class RemoteCore:
                 self.not_answering = e
             return str(e), False
         except (OSError, ValueError, KeyError, TypeError) as e:
-            return f"{GONE} ({e})", False
+            return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False
 
     def _redial(self, dial: Callable[[], Connection], why: str) -> Connection | None:
         """Dial until a link is made (None: closed, or the supervisor has ended)."""
