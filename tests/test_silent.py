@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PY, wait_until
+from tests.screen import Screen
 from tests.terminal import Pty
 from tests.test_detach import Detached, detached, proctui, write_config  # noqa: F401
 
@@ -107,19 +108,32 @@ def test_attach_to_a_stopped_supervisor_says_so_instead_of_a_blank_screen(stoppe
             pty.proc.kill()
 
 
-def test_an_attached_console_leaves_when_the_supervisor_stops_answering(stopped):
+def test_an_attached_console_reconnects_when_the_supervisor_stops_answering(stopped):
+    """Silent past its timeout, the supervisor is a dropped link: the console says
+    "reconnecting" and why, refuses keys that act, and is back by itself once the
+    supervisor answers again; d then detaches, and nothing on the box changed."""
     d = stopped
-    pty = Pty([PY, "-m", "proctui", "attach", "--run-dir", str(d.run_dir)], d.tmp_path)
+    screen = Screen([PY, "-m", "proctui", "attach", "--run-dir", str(d.run_dir)], d.tmp_path,
+                    rows=30, columns=110)
     try:
-        pty.wait_for(b"attached to supervisor")
+        screen.wait_text("attached to supervisor")
         freeze(d)
-        pty.wait_for(b"is not answering", timeout=TIMEOUT * 2 + 20)
-        assert pty.finish() == 2
+        screen.wait(lambda lines: any(re.search(
+            r"reconnecting · link lost \d+s ago · (next try in \d+s|trying now…) · d "
+            r"detaches · the supervisor \(pid \d+\) is not answering", line)
+            for line in lines), timeout=TIMEOUT * 2 + 20, what="the banner")
+        screen.press(b"s")
+        screen.wait_text("not connected: reconnecting")
+        os.kill(d.pid, signal.SIGCONT)
+        screen.wait(lambda lines: not any("reconnecting ·" in line for line in lines),
+                    timeout=TIMEOUT + 30, what="the banner gone")
+        screen.press(b"d")
+        assert screen.finish() == 0
+        assert b"detached" in screen.pty.screen
     finally:
-        if pty.proc.poll() is None:
-            pty.proc.kill()
-    os.kill(d.pid, signal.SIGCONT)  # and it goes on, untouched
+        screen.close()
     assert d.status()["svc"]["phase"] == "running"
+    assert d.status()["hung"]["phase"] == "running"
 
 
 def test_a_full_backlog_is_not_answering_too(stopped):

@@ -32,6 +32,7 @@ from proctui.protocol import commands
 from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
 from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
+from proctui.remote.redial import local_dial
 
 CONFIGS = ("proctui.toml", "Procfile")
 
@@ -372,17 +373,21 @@ class Down:
         return True
 
 
-def attach(conn: Connection, refresh_hz: float | None,
-           dial: Callable[[], Connection] | None = None, read_only: bool = False) -> int:
-    """The console on ``conn``; ``dial`` reaches the same supervisor again, and
-    ``read_only`` (said to the supervisor already, which refuses every command) is a
-    console that only looks."""
+def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
+           dial: Callable[[], Connection] | None = None) -> int:
+    """The console on the supervisor ``conn`` reached. When the link drops it dials again
+    with ``dial`` (default: the same run directory on this machine) until it is back;
+    ``read_only``: every key that acts is refused, nothing that acts is sent."""
     from proctui.frontends.console import attach_console
 
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         conn.close()
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
-    core = RemoteCore(conn)
-    status = attach_console(core, refresh_hz=refresh_hz, dial=dial, read_only=read_only)
+    core = RemoteCore(conn, dial=dial or local_dial(conn.run_dir, conn.timeout),
+                      read_only=read_only)
+    try:
+        status = attach_console(core, refresh_hz=refresh_hz, read_only=read_only)
+    finally:
+        core.close()  # the link it holds now (a dial's child too), and its reader thread
     # The console has said the one line already; a silent supervisor is exit status 2.
     return 2 if core.not_answering is not None else status

@@ -2,14 +2,17 @@
 
 ``Connection`` (in connection.py) is the plain request-and-answer client the control
 commands use. ``RemoteCore`` is the same Core a console or the shutdown printer reads
-in-process, mirrored over the socket by a reader thread: views, state and output buffers.
+in-process, mirrored over the socket by a reader thread: views, state and output buffers;
+given a dial, it makes a dropped link again (redial.py says when to try and when not).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from proctui.core.doorbell import Doorbell
@@ -28,23 +31,43 @@ from proctui.remote.connection import (
     NotAnswering,
     answer_timeout,
 )
+from proctui.remote.redial import (
+    READ_ONLY,
+    RECONNECTING,
+    Backoff,
+    Reconnecting,
+    SupervisorEnded,
+    local_dial,
+    other_supervisor,
+)
 
-__all__ = ["ANSWER_TIMEOUT", "GONE", "Connection", "NoSupervisor", "NotAnswering",
-           "RemoteCore", "answer_timeout"]
+__all__ = ["ANSWER_TIMEOUT", "GONE", "READ_ONLY", "RECONNECTING", "Connection",
+           "NoSupervisor", "NotAnswering", "Reconnecting", "RemoteCore", "SupervisorEnded",
+           "answer_timeout", "local_dial"]
 
 
 class RemoteCore:
     """The Core API over a connection: what an attached console and ``down`` read. Each
     command is the table's request (``stop`` is ``Stop(name)``); the replies come back on
-    the reader thread, which also pings a quiet supervisor and gives up on a silent one."""
+    the reader thread, which also pings a quiet supervisor and gives up on a silent one.
+
+    Given a ``dial`` (a new connection on each call), a link that drops is made again:
+    ``link`` says since when it is down while the reader thread retries (redial.py), and
+    a fresh snapshot and the output from where each pane stood follow. With
+    ``read_only``, every command that would act is refused here and never sent."""
 
     def __init__(self, conn: Connection, output: bool = True, replay: int | None = None,
-                 kind: str = "console") -> None:
+                 kind: str = "console", dial: Callable[[], Connection] | None = None,
+                 read_only: bool = False) -> None:
         self.conn = conn
+        self.dial = dial  # None: this connection is the only one
+        self.read_only = read_only
         hello = conn.hello
         self.names: list[str] = conn.names
         self._views = dict(conn.views)
-        self._buffers = {name: OutputBuffer(max(1, int(size))) for name, size in
+        # Twice the supervisor's scrollback: after a gap, the lines held before it and
+        # its marker line age out behind the supervisor's, not at once (see receive).
+        self._buffers = {name: OutputBuffer(2 * max(1, int(size))) for name, size in
                          zip(self.names, hello.get("scrollback", []), strict=False)}
         for name in self.names:
             self._buffers.setdefault(name, OutputBuffer())
@@ -53,53 +76,163 @@ class RemoteCore:
         self.gone: str | None = None  # why the connection ended
         self.not_answering: NotAnswering | None = None  # ... when that was why
         self.dropped = 0  # lines that left the supervisor's scrollback before we saw them
+        self.link: Reconnecting | None = None  # the link is down: since when, why
+        self.links = 1  # links made so far (a console asks its questions anew on each)
+        self._kind, self._output = kind, output
+        self._wants_usage = False
+        self._resumed: set[str] = set()  # panes whose first output after a new link is due
+        self._closing = threading.Event()
+        self._backoff = Backoff()
         self._seq = 0
         self._futures: dict[int, tuple[Future[Any], commands.Request[Any]]] = {}
         self._lock = threading.Lock()
         self._bell = Doorbell()
-        self._thread = threading.Thread(target=self._read, name="proctui-remote",
+        self._thread = threading.Thread(target=self._run, name="proctui-remote",
                                         daemon=True)
         self._thread.start()
         self._request(commands.Hello(kind))
         if output:
             self._request(commands.Watch("all", replay))
 
+    @classmethod
+    def dialled(cls, dial: Callable[[], Connection], **kw: Any) -> RemoteCore:
+        """Dial once now (raising as the dial does), and again whenever the link drops."""
+        return cls(dial(), dial=dial, **kw)
+
+    @classmethod
+    def at(cls, run_dir: Path, **kw: Any) -> RemoteCore:
+        """The supervisor of ``run_dir`` on this machine, reconnecting."""
+        return cls.dialled(local_dial(run_dir), **kw)
+
     # -- the reader thread ----------------------------------------------------------------
 
-    def _read(self) -> None:
-        why = GONE
+    def _run(self) -> None:
+        conn = self.conn
+        while True:
+            up = time.monotonic()
+            why, final = self._read(conn)
+            if final or self.dial is None or self._closing.is_set():
+                self._end(why)
+                return
+            self._backoff.link_lasted(time.monotonic() - up)
+            conn.close()  # at once: a dial's child (ssh) must not outlive its link
+            self._fail_pending(Fault.GONE, f"the link dropped before the supervisor "
+                                           f"answered ({why}): it may or may not be done")
+            found = self._redial(self.dial, why)
+            if found is None:
+                return
+            conn = found
+
+    def _read(self, conn: Connection) -> tuple[str, bool]:
+        """Events until this connection ends: why, and whether that is final (the
+        supervisor said goodbye or refused us) rather than a link that dropped."""
         try:
             while True:
-                message = self.conn.event()
+                message = conn.event()
                 if message is None:
-                    break
+                    # Its goodbye: the last state says everything ended, then it closes.
+                    ended = self.all_ended() or self.dial is None
+                    return (GONE if ended else "the connection closed"), ended
                 self._apply(message)
                 if message.get("t") == "error":
-                    why = f"the supervisor refused us: {message.get('error')}"
-                    break
+                    return f"the supervisor refused us: {message.get('error')}", True
         except NotAnswering as e:
-            self.not_answering = e
-            why = str(e)
+            if self.dial is None:
+                self.not_answering = e
+            return str(e), False
         except (OSError, ValueError, KeyError, TypeError) as e:
-            why = f"{GONE} ({e})"
+            return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False
+
+    def _redial(self, dial: Callable[[], Connection], why: str) -> Connection | None:
+        """Dial until a link is made (None: closed, or the supervisor has ended)."""
+        since, tries = time.monotonic(), 0
+        while True:
+            delay = self._backoff.next()
+            self._tell(Reconnecting(since, why, time.monotonic() + delay, tries))
+            if self._closing.wait(delay):
+                return None
+            self._tell(Reconnecting(since, why, None, tries))
+            tries += 1
+            try:
+                conn = dial()
+            except SupervisorEnded as e:
+                self._end(f"{GONE} ({e})")
+                return None
+            except Exception as e:  # a dial's failure, whatever it is, is tried again
+                why = str(e) or type(e).__name__
+                continue
+            if self._closing.is_set():
+                conn.close()
+                return None
+            other = other_supervisor(self.conn.hello, conn.hello)
+            if other is not None:
+                conn.close()
+                self._end(other)
+                return None
+            self._adopt(conn)
+            return conn
+
+    def _adopt(self, conn: Connection) -> None:
+        """A new link: its snapshot replaces ours, and each pane's output goes on from
+        the line it had reached (the lines the supervisor no longer holds are counted)."""
+        with self._lock:
+            old, self.conn = self.conn, conn
+        old.close()
+        views = dict(self._views)
+        views.update(conn.views)
+        self._views = views
+        self.state = conn.state
+        self.crash = self.state.get("crash")
+        self._resumed = set(self.names)
+        self._request(commands.Hello(self._kind), internal=True)
+        if self._output:
+            self._request(commands.Watch("all", start={
+                name: buf.mark().total for name, buf in self._buffers.items()}),
+                internal=True)
+        if self._wants_usage:
+            self._request(commands.WantUsage(True), internal=True)
+        self.links += 1
+        self._tell(None)
+
+    def _tell(self, link: Reconnecting | None) -> None:
+        self.link = link
+        self._seq += 1
+        self._bell.ring()
+
+    def _end(self, why: str) -> None:
         with self._lock:
             self.gone = why
+        self.link = None
+        self._fail_pending(Fault.GONE if self.not_answering is None else
+                           Fault.NOT_ANSWERING, why)
+        self._seq += 1
+        self._bell.ring()
+
+    def _fail_pending(self, fault: Fault, why: str) -> None:
+        with self._lock:
             pending, self._futures = self._futures, {}
-        fault = Fault.GONE if self.not_answering is None else Fault.NOT_ANSWERING
         for future, _request in pending.values():
             if not future.done():
                 future.set_result(commands.failed(fault, why))
-        self._seq += 1
-        self._bell.ring()
 
     def _apply(self, m: dict[str, Any]) -> None:
         kind = m.get("t")
         if kind == "out":
-            buf = self._buffers.get(m["n"])
+            name = m["n"]
+            buf = self._buffers.get(name)
             if buf is not None:
                 streams = [s for s, count in m["s"] for _ in range(count)]
-                buf.receive(m["f"], m["l"], streams, m["o"], m["p"], m["c"])
-                self.dropped += m.get("d", 0)
+                missed = m.get("d", 0)
+                note = None
+                if missed:
+                    note = (f"{missed} line{'s' if missed != 1 else ''} missed while the "
+                            "link was down (the supervisor no longer holds them)"
+                            if name in self._resumed else
+                            f"{missed} line{'s' if missed != 1 else ''} not shown: this "
+                            "console fell behind")
+                self._resumed.discard(name)
+                buf.receive(m["f"], m["l"], streams, m["o"], m["p"], m["c"], gap=note)
+                self.dropped += missed
         elif kind == "views":
             for d in m["views"]:
                 view = wire.view_from_dict(d)
@@ -165,19 +298,24 @@ class RemoteCore:
 
     # -- commands ---------------------------------------------------------------------
 
-    def _request(self, request: commands.Request[A]) -> Future[A]:
+    def _request(self, request: commands.Request[A], internal: bool = False) -> Future[A]:
+        """Send ``request``; its reply comes as the future's result (a failure when the
+        link is down: only the reader thread's own requests go on a new link first)."""
         future: Future[A] = Future()
         with self._lock:
-            if self.gone is not None:
+            why = self.gone or (RECONNECTING if self.link is not None and not internal
+                                else None)
+            if why is not None:
                 future.set_result(request.answer(
-                    encode_reply(commands.failed(Fault.GONE, self.gone))))
+                    encode_reply(commands.failed(Fault.GONE, why))))
                 return future
-            number = next(self.conn._ids)
+            conn = self.conn
+            number = next(conn._ids)
             self._futures[number] = (future, request)
         try:
             data = wire.dumps({**request.wire(), "id": number})
-            with self.conn._send_lock:
-                self.conn.sock.sendall(data)
+            with conn._send_lock:
+                conn.sock.sendall(data)
         except OSError:
             with self._lock:
                 self._futures.pop(number, None)
@@ -186,8 +324,12 @@ class RemoteCore:
 
     def _command(self, request: commands.CoreCommand) -> Future[Reply]:
         """A core command's reply as the Core API gives it (its fault stays on the wire
-        for the control commands, which use ``Connection.call``)."""
+        for the control commands, which use ``Connection.call``). Read-only: refused
+        here, never sent."""
         future: Future[Reply] = Future()
+        if self.read_only:
+            future.set_result(Reply(False, READ_ONLY))
+            return future
         self._request(request).add_done_callback(
             lambda done: future.set_result(done.result().reply))
         return future
@@ -233,11 +375,17 @@ class RemoteCore:
         return self._command(commands.SetInteractive(interactive))
 
     def want_usage(self, wanted: bool) -> Future[None]:
+        self._wants_usage = wanted  # (asked again on each new link)
         future: Future[None] = Future()
         self._request(commands.WantUsage(wanted)).add_done_callback(
             lambda _done: future.set_result(None))
         return future
 
     def close(self) -> None:
-        self.conn.close()
+        """End the link and the reader thread (a dial under way is closed once it
+        returns)."""
+        self._closing.set()
+        with self._lock:
+            conn = self.conn
+        conn.close()
         self._thread.join(2.0)

@@ -180,6 +180,7 @@ class OutputBuffer:
         self.output_total = 0  # lines the process printed (not proctui's notices)
         self.partial = ""
         self.cleared_before = 0  # line numbers below this were cleared by the operator
+        self.renumbered = 0  # times a mirror's held lines took new numbers (see receive)
 
     def append(self, stream: int, lines: list[str], partial: str | None = None) -> None:
         with self._lock:
@@ -226,12 +227,20 @@ class OutputBuffer:
             return OutputSlice(first, lines, streams, dropped, self.partial)
 
     def receive(self, first: int, lines: list[str], streams: list[int], output_total: int,
-                partial: str, cleared_before: int) -> None:
+                partial: str, cleared_before: int, gap: str | None = None) -> None:
         """A mirror of another process's buffer (an attached console's): lines numbered
         from ``first``. A gap (lines that left the sender's scrollback before they could be
-        sent) restarts the numbering there, so line numbers always match the sender's."""
+        sent) restarts the numbering there, so line numbers always match the sender's.
+        With ``gap`` (words saying what was missed), the lines held are kept and the words
+        become one PROCTUI line just before ``first``: the held lines are renumbered, and
+        ``renumbered`` counts that for readers that keep anything by line number."""
         with self._lock:
-            if first != self.total:
+            if gap is not None and first > self.total:
+                self._lines.append(gap)
+                self._streams.append(Stream.PROCTUI)
+                self.total = first
+                self.renumbered += 1
+            elif first != self.total:
                 self._lines.clear()
                 self._streams.clear()
                 self.total = first

@@ -15,7 +15,7 @@ from proctui.config import OnHangup, ProcessSpec
 # Kept out of the import: proctui.frontends.console.keys is read by light commands.
 if TYPE_CHECKING:
     from proctui.core.store.rundir import RunDir
-    from proctui.remote.client import Connection, RemoteCore
+    from proctui.remote.client import RemoteCore
 
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
@@ -130,9 +130,10 @@ def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
 
 
 def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
-                   dial: Callable[[], Connection] | None = None, read_only: bool = False) -> int:
+                   read_only: bool | None = None) -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
-    or the supervisor's exit status when this console stopped everything."""
+    or the supervisor's exit status when this console stopped everything. ``read_only``
+    (default: the core's): a console that looks and never acts."""
     from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
     from proctui.frontends.console.driver import console_driver
     from proctui.frontends.console.keys import shown
@@ -141,11 +142,19 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
 
     pid = core.conn.hello.get("pid")
     where = f"supervisor pid {pid}"
-    hint = (f"attached to {where}", f"{shown('detach')} detaches (everything keeps running)",
-            f"{shown('quit')} asks before stopping anything")
+    if read_only is None:
+        read_only = core.read_only
+    core.read_only = read_only  # (refused in the core too: nothing that acts is sent)
+    if read_only:
+        hint = (f"attached read-only to {where}", "no key here acts on it",
+                f"{shown('detach')} or {shown('quit')} detaches")
+    else:
+        hint = (f"attached to {where}",
+                f"{shown('detach')} detaches (everything keeps running)",
+                f"{shown('quit')} asks before stopping anything")
     app = ProctuiApp(core, hint=hint, refresh_hz=refresh_hz or REFRESH_HZ,
                      on_terminal_lost=lambda _why: None, driver_class=console_driver(),
-                     attached=where)
+                     attached=where, read_only=read_only)
 
     def leave(signum: int, _frame: object) -> None:
         app.detached = signal.Signals(signum).name

@@ -1,16 +1,26 @@
-"""What the console's keys do besides commanding one process: its panes (layout,
-following, wrapping, scrolling, clearing, searching, the help and timeline screens) and
-the ways out (quitting, detaching, abandoning everything). Mixins of the app, kept apart
-so that each module holds one idea."""
+"""What the console's keys do: commanding one process (and the answers to a decision),
+its panes (layout, following, wrapping, scrolling, clearing, searching, the help and
+timeline screens) and the ways out (quitting, detaching, abandoning everything). Mixins of
+the app, kept apart so that each module holds one idea. Every key that acts asks
+``refused()`` first (link.py): read-only, or the link is down, it says so instead."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from textual import events
 from textual.widgets import Input
 
-from proctui.frontends.console.dialogs import ConfirmScreen, HelpScreen, LeaveScreen, TimelineScreen
+from proctui.core.life.stop import Phase
+from proctui.core.view import Reply
+from proctui.frontends.console.dialogs import (
+    ConfirmScreen,
+    Decision,
+    HelpScreen,
+    LeaveScreen,
+    TimelineScreen,
+)
 
 if TYPE_CHECKING:
     from proctui.frontends.console.app import ProctuiApp
@@ -18,6 +28,77 @@ if TYPE_CHECKING:
     _Base = ProctuiApp
 else:
     _Base = object
+
+
+class ProcessActions(_Base):
+    def action_stop(self) -> None:
+        if not self.refused():
+            self._send(self.core.stop(self.selected_view.name))
+
+    def action_start(self) -> None:
+        if not self.refused():
+            self._send(self.core.start_process(self.selected_view.name))
+
+    def action_restart(self) -> None:
+        if not self.refused():
+            self._send(self.core.restart(self.selected_view.name))
+
+    def action_kill(self) -> None:
+        if not self.refused():
+            self._send(self.core.kill(self.selected_view.name))
+
+    def action_extend(self) -> None:
+        if not self.refused():
+            self._send(self.core.extend(self.selected_view.name))
+
+    def action_adopt(self) -> None:
+        if not self.refused():
+            self._send(self.core.adopt(self.selected_view.name))
+
+    def action_abandon(self) -> None:
+        if self.refused():
+            return
+        # The shown view can be a frame old; whether to ask depends on the core's latest.
+        name = self.selected_view.name
+        view = next((v for v in self.core.views() if v.name == name), self.selected_view)
+        if not view.alive and view.phase is not Phase.HELD:
+            self._send(self.core.abandon(view.name))  # the core says why not
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send(self.core.abandon(view.name))
+
+        self.push_screen(ConfirmScreen(
+            f"Abandon {view.name} (pid {view.pid})?",
+            "proctui stops watching it and never signals it again; it is left running and "
+            "keeps its PID file."), answered)
+
+    def _decide(self, name: str, decision: Decision) -> None:
+        if decision.action == "kill":
+            self._send(self.core.kill(name))
+        elif decision.action == "extend":
+            self._send(self.core.extend(name, decision.seconds))
+        elif decision.action == "abandon":
+            self._send(self.core.abandon(name))
+        elif decision.action == "wait":
+            self._send(self.core.wait_without_deadline(name))
+
+    def _send(self, future: Future[Reply]) -> None:
+        """Show the core's answer when it says why nothing happened."""
+        def done(f: Future[Reply]) -> None:
+            try:
+                reply = f.result()
+            except Exception as e:
+                reply = Reply(False, str(e))
+            if not reply.ok and reply.text:
+                try:
+                    self.call_from_thread(self.notify, reply.text, severity="warning",
+                                          markup=False)
+                except RuntimeError:
+                    self.notify(reply.text, severity="warning", markup=False)
+
+        future.add_done_callback(done)
 
 
 class PaneActions(_Base):
@@ -49,11 +130,13 @@ class PaneActions(_Base):
         self.selected_pane.output.page(1)
 
     def action_clear(self) -> None:
+        if self.refused():  # (it clears the supervisor's scrollback, for every console)
+            return
         self._send(self.core.clear_output(self.selected_view.name))
         self.selected_pane.output.end()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.read_only))
 
     def action_timeline(self) -> None:
         from proctui.frontends import timeline
@@ -121,7 +204,10 @@ class PaneActions(_Base):
 class QuitActions(_Base):
     async def action_quit(self) -> None:
         """q, ctrl+c, ctrl+q and the palette's Quit: stop everything first (attached:
-        ask, with detach the default)."""
+        ask, with detach the default; read-only: detach)."""
+        if self.attached is not None and self.read_only:
+            self.detach("detached")
+            return
         if self.attached is not None and not self.quitting:
             if len(self.screen_stack) == 1:
                 self.push_screen(LeaveScreen(self.attached), self._leave)
@@ -142,7 +228,7 @@ class QuitActions(_Base):
     def _leave(self, answer: str | None) -> None:
         if answer == "detach":
             self.detach("detached")
-        elif answer == "stop":
+        elif answer == "stop" and not self.refused():
             self._begin_quit("quit")
 
     def action_detach(self) -> None:
@@ -167,6 +253,9 @@ class QuitActions(_Base):
         self.tick()
 
     def action_abandon_and_exit(self) -> None:
+        if self.refused():
+            return
+
         def answered(yes: bool | None) -> None:
             if yes:
                 self.core.abandon_all().add_done_callback(
@@ -180,6 +269,8 @@ class QuitActions(_Base):
 
     def action_stop_all_now(self) -> None:
         """Stop everything now, regardless of dependency order."""
+        if self.refused():
+            return
         self.quitting = True
         self._send(self.core.stop_all(ordered=False))
         self.tick()

@@ -12,7 +12,6 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,11 +26,12 @@ from textual.widgets import Input, Static
 
 from proctui.core.api import Core
 from proctui.core.life.stop import Phase
-from proctui.core.view import ProcessView, Reply, Usage
+from proctui.core.view import ProcessView, Usage
 from proctui.frontends.console import keys
-from proctui.frontends.console.actions import PaneActions, QuitActions
-from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen, Decision
+from proctui.frontends.console.actions import PaneActions, ProcessActions, QuitActions
+from proctui.frontends.console.dialogs import AskScreen, Decision
 from proctui.frontends.console.driver import stop_input
+from proctui.frontends.console.link import LinkActions, LinkBanner
 from proctui.frontends.console.output import ProcessPane
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.frontends.console.picker import ProcessPicker, system_commands
@@ -54,7 +54,7 @@ def _css_path() -> Path:
     return Path(__file__).resolve().parents[3] / "styles" / "proctui.tcss"
 
 
-class ProctuiApp(QuitActions, PaneActions, App[None]):
+class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
@@ -67,7 +67,8 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
                  hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
                  stop_after: float | None = None,
                  on_terminal_lost: Callable[[str], None] | None = None,
-                 driver_class: type | None = None, attached: str | None = None) -> None:
+                 driver_class: type | None = None, attached: str | None = None,
+                 read_only: bool = False) -> None:
         super().__init__(driver_class=driver_class)
         self.core = core
         self.clock = clock
@@ -83,6 +84,7 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         self.hangup: str | None = None
         # Attached to a supervisor elsewhere (its description): q asks, d detaches.
         self.attached = attached
+        self.read_only = read_only  # attached to look: every key that acts says so
         self.detached: str | None = None  # why the console left with everything running
         self.questions = Questions()
         self._seen: dict[str, int] = {v.name: 0 for v in self.views}
@@ -98,6 +100,7 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
     # -- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        yield LinkBanner(id="link")
         yield ProcessTable(id="table")
         if self.hint:
             yield Hint(id="hint")
@@ -119,7 +122,9 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
             self.query_one(Hint).items = self.hint
         self._close_search()
         if self.attached is not None:
-            self.query_one(KeyBar).keys = keys.attached_bar()
+            bar = self.query_one(KeyBar)
+            bar.keys = keys.read_only_bar() if self.read_only else keys.attached_bar()
+            bar.note = "read-only view" if self.read_only else ""
         self._layout()
         self.core.listen(self._poked)
         self.tick()
@@ -215,16 +220,19 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         # One reading of the clock per tick, used unrounded by the table, every pane and
         # the panel: a figure rounded here (to the step of the finest figure on screen)
         # made an age jump back when that step grew from 1 s to 10 s.
-        now = self.clock()
+        # While the link is down the picture stays at the moment it was lost (link.py).
+        now = self._link_tick(self.clock())
         self._last_tick = time.monotonic()
-        self._soon(next_change(self.views, now))  # when a figure on screen next moves
+        if self._frozen is None:
+            self._soon(next_change(self.views, now))  # when a figure on screen next moves
         key = (self.core.changes(), clock_face(self.views, now), self.selected,
-               self.quitting, self.hangup, len(self.screen_stack))
+               self.quitting, self.hangup, len(self.screen_stack), self._frozen)
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
         self.views = views = self.core.views()
-        self._soon(next_change(views, now))  # what the fresh views show of the clock
+        if self._frozen is None:
+            self._soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""
         for view in views:
             total = self.core.buffer(view.name).output_total
@@ -278,8 +286,8 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
                 return
             screen.show(current, *self.questions.place(current, views, now), now)
             return
-        if len(self.screen_stack) > 1:
-            return  # another dialog is open: one at a time
+        if len(self.screen_stack) > 1 or self._frozen is not None:
+            return  # another dialog is open (one at a time), or the link is down
         upcoming = self.questions.next(views, now)
         if upcoming is None:
             return
@@ -292,32 +300,6 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
                 self._decide(view.name, decision)
 
         self.push_screen(question, answered)
-
-    def _decide(self, name: str, decision: Decision) -> None:
-        if decision.action == "kill":
-            self._send(self.core.kill(name))
-        elif decision.action == "extend":
-            self._send(self.core.extend(name, decision.seconds))
-        elif decision.action == "abandon":
-            self._send(self.core.abandon(name))
-        elif decision.action == "wait":
-            self._send(self.core.wait_without_deadline(name))
-
-    def _send(self, future: Future[Reply]) -> None:
-        """Show the core's answer when it says why nothing happened."""
-        def done(f: Future[Reply]) -> None:
-            try:
-                reply = f.result()
-            except Exception as e:
-                reply = Reply(False, str(e))
-            if not reply.ok and reply.text:
-                try:
-                    self.call_from_thread(self.notify, reply.text, severity="warning",
-                                          markup=False)
-                except RuntimeError:
-                    self.notify(reply.text, severity="warning", markup=False)
-
-        future.add_done_callback(done)
 
     # -- selection --------------------------------------------------------------------
 
@@ -355,41 +337,6 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         """The process picker: Textual's command palette over the processes' names."""
         self.push_screen(CommandPalette(providers=[ProcessPicker],
                                         placeholder="pick a process by name…"))
-
-    def action_stop(self) -> None:
-        self._send(self.core.stop(self.selected_view.name))
-
-    def action_start(self) -> None:
-        self._send(self.core.start_process(self.selected_view.name))
-
-    def action_restart(self) -> None:
-        self._send(self.core.restart(self.selected_view.name))
-
-    def action_kill(self) -> None:
-        self._send(self.core.kill(self.selected_view.name))
-
-    def action_extend(self) -> None:
-        self._send(self.core.extend(self.selected_view.name))
-
-    def action_adopt(self) -> None:
-        self._send(self.core.adopt(self.selected_view.name))
-
-    def action_abandon(self) -> None:
-        # The shown view can be a frame old; whether to ask depends on the core's latest.
-        name = self.selected_view.name
-        view = next((v for v in self.core.views() if v.name == name), self.selected_view)
-        if not view.alive and view.phase is not Phase.HELD:
-            self._send(self.core.abandon(view.name))  # the core says why not
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._send(self.core.abandon(view.name))
-
-        self.push_screen(ConfirmScreen(
-            f"Abandon {view.name} (pid {view.pid})?",
-            "proctui stops watching it and never signals it again; it is left running and "
-            "keeps its PID file."), answered)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from system_commands(self, super().get_system_commands(screen))

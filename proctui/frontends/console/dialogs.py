@@ -140,6 +140,9 @@ class AskScreen(ModalScreen[Decision]):
         if action == "later":
             self.dismiss(Decision("later"))
             return
+        refused = getattr(self.app, "refused", None)  # read-only, or the link is down
+        if refused is not None and refused():
+            return  # (the question stays: it can still be answered once we may)
         if action == "extend":
             amount = float(self.amount or 0)
             if amount <= 0:
@@ -330,10 +333,17 @@ class HelpScreen(ReadingScreen):
     BINDINGS = [Binding("question_mark", "close", "Close")]
     TITLE_WORDS = "proctui keys"
 
+    def __init__(self, read_only: bool = False) -> None:
+        super().__init__()
+        self.read_only = read_only
+
     def body(self, columns: int) -> Text:
         import textwrap
 
         text = Text()
+        if self.read_only:
+            text.append("Read-only view (attached with --read-only): the keys that act say "
+                        "so and do nothing; d and q detach.\n\n", style="bold yellow")
         rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
         width = max(len(k) for _, k, _ in rows)
         hang = " " * (width + 4)  # a long description goes on under itself, not the key

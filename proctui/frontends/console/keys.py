@@ -143,6 +143,20 @@ def attached_bar() -> tuple[Key, ...]:
                  replace(k, bar=k.bar + 1) if k.bar else k for k in MAIN)
 
 
+# The keys that act on the supervisor: refused in a read-only console, and while the link
+# to the supervisor is down (q only detaches there).
+ACTS = frozenset({"stop", "start", "restart", "kill", "extend", "abandon", "adopt", "quit",
+                  "abandon_and_exit", "stop_all_now", "clear"})
+
+
+def read_only_bar() -> tuple[Key, ...]:
+    """The key bar of a read-only console: d Detach first, and no key that acts."""
+    from dataclasses import replace
+
+    return tuple(replace(k, bar=0) if k.action in ACTS else k
+                 for k in attached_bar())
+
+
 def find(action: str, keys: tuple[Key, ...] = MAIN) -> Key:
     return next(k for k in keys if k.action == action)
 

@@ -57,7 +57,8 @@ class OutputView(ScrollView, can_focus=False):
         super().__init__(**kw)  # type: ignore[arg-type]
         self.buffer = buffer
         self._first = 0  # buffer line number at virtual line 0
-        self._data: tuple[int, int, str, int] | None = None
+        self._data: tuple[int, int, str, int, int] | None = None
+        self._renumbered = 0
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
         # Each buffer line's rows, drawn once (as Textual's Log keeps a strip per line): a
@@ -75,9 +76,12 @@ class OutputView(ScrollView, can_focus=False):
         """Take in what the core has added (called each tick): lines, a cleared pane, a
         progress bar's partial line."""
         buf = self.buffer
-        data = (buf.total, buf.first, buf.partial, buf.cleared_before)
+        data = (buf.total, buf.first, buf.partial, buf.cleared_before, buf.renumbered)
         if data == self._data:
             return
+        if self._renumbered != buf.renumbered:
+            self._renumbered = buf.renumbered
+            self._strips.clear()  # the lines it holds took new numbers: see receive
         self._data = data
         held = self._top_shown
         self._first = buf.first

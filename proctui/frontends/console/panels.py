@@ -76,15 +76,20 @@ class KeyBar(Widget):
     DEFAULT_CSS = "KeyBar { height: 1; background: $panel; }"
 
     keys: reactive[tuple[Key, ...]] = reactive(MAIN)
+    note: reactive[str] = reactive("")  # first, before the keys ("read-only view")
 
     def render(self) -> Text:
         items = [f"{key} {label}" for key, label in bar_items(self.keys)]
         # "? Help" always shows, at the end: it leads to every key the bar has no room for.
         help_item = f"{shown('help')} {find('help').label}"
         others = [item for item in items if item != help_item]
-        line = fit(others, self.size.width - 1 - len(help_item) - 2)
-        line = f"{line}  {help_item}" if line else fit([help_item], self.size.width - 1)
+        room = self.size.width - 1 - (len(self.note) + 2 if self.note else 0)
+        line = fit(others, room - len(help_item) - 2)
+        line = f"{line}  {help_item}" if line else fit([help_item], room)
         text = Text(" ")
+        if self.note:
+            text.append(self.note, style="bold yellow")
+            text.append("  ")
         for i, item in enumerate(line.split("  ") if line else []):
             key, _, label = item.partition(" ")
             if i:

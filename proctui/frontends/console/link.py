@@ -1,0 +1,122 @@
+"""An attached console whose link is down, or that may only look.
+
+While the link to the supervisor is down the console keeps its last picture, greyed
+(the ``-stale`` class on the main screen), with its countdowns frozen at the moment the
+link was lost, under a banner that says since when and when the next try is; every key
+that would act says why it cannot instead of doing nothing. Attached with
+``--read-only``, the same keys say so at any time. A mixin of the app, as actions.py's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from proctui.frontends.console.keys import fit, shown
+from proctui.remote.redial import READ_ONLY, RECONNECTING, Reconnecting
+
+if TYPE_CHECKING:
+    from proctui.frontends.console.app import ProctuiApp
+
+    _Base = ProctuiApp
+else:
+    _Base = object
+
+__all__ = ["READ_ONLY", "RECONNECTING", "LinkActions", "LinkBanner", "age", "banner_words"]
+
+
+def age(value: float, up: bool = False) -> str:
+    """Whole seconds for a line that changes once a second: 12s, 2m05s (``up``: a wait
+    still to come is rounded up, so it never shows 0s before it is over)."""
+    whole = max(0, math.ceil(value) if up else math.floor(value))
+    if whole < 120:
+        return f"{whole}s"
+    return f"{whole // 60}m{whole % 60:02d}s"
+
+
+def banner_words(link: Reconnecting, now: float) -> list[str]:
+    """The banner's items, most important first (the narrowest screen keeps the first):
+    "reconnecting", "link lost 12s ago", "next try in 2s", how to leave, why."""
+    wait = "trying now…" if link.next_try is None else \
+        f"next try in {age(link.next_try - now, up=True)}"
+    return ["reconnecting", f"link lost {age(now - link.since)} ago", wait,
+            f"{shown('detach')} detaches", link.why]
+
+
+class LinkBanner(Widget):
+    """The row that says the link is down (hidden while it is up)."""
+
+    DEFAULT_CSS = """
+    LinkBanner { height: 1; display: none; background: $warning; color: $text;
+                 text-style: bold; }
+    """
+
+    items: reactive[tuple[str, ...]] = reactive(())
+
+    def render(self) -> Text:
+        """Whole items while they fit; then the reason, cut with … rather than left out."""
+        *items, why = self.items or ("",)
+        width = self.size.width - 2
+        line = fit(items, width, " · ")
+        room = width - len(line) - 3
+        if why and room >= 12:
+            line += " · " + (why if len(why) <= room else why[:room - 1] + "…")
+        return Text(" " + line)
+
+
+class LinkActions(_Base):
+    _frozen: float | None = None  # the clock when the link was lost: the picture's time
+    _links = 1  # the core's links, as last seen
+
+    def refusal(self) -> str | None:
+        """Why a key that acts cannot act now, or None when it can."""
+        if self.read_only:
+            return READ_ONLY
+        if getattr(self.core, "link", None) is not None:
+            return RECONNECTING
+        return None
+
+    def refused(self) -> bool:
+        """Say why a key that acts cannot, visibly; True when it cannot."""
+        why = self.refusal()
+        if why is not None:
+            self.notify(why, severity="warning", timeout=3, markup=False)
+        return why is not None
+
+    def _link_tick(self, now: float) -> float:
+        """Each tick: show or hide the banner, grey the picture, and return the clock
+        the picture is drawn at (frozen while the link is down)."""
+        link: Reconnecting | None = getattr(self.core, "link", None)
+        links = getattr(self.core, "links", 1)
+        if links != self._links:
+            self._links = links
+            self.questions.answered.clear()  # a new link: every waiting decision asks again
+        if link is None and self._frozen is None:
+            return now  # (every tick of a console whose link is up: nothing to do)
+        banner = self.query_one(LinkBanner)
+        banner.display = link is not None
+        self.screen_stack[0].set_class(link is not None, "-stale")
+        if link is None:
+            self._frozen = None
+            return now
+        if self._frozen is None:
+            self._frozen = now
+        wall = time.monotonic()  # the clock the link's times were taken on
+        banner.items = tuple(banner_words(link, wall))
+        # Next whole second of the age, or the end of the wait if sooner.
+        due = 1.0 - (wall - link.since) % 1.0
+        if link.next_try is not None and link.next_try > wall:
+            due = min(due, (link.next_try - wall) % 1.0 or 1.0)
+        self._soon(due + 0.01)
+        return self._frozen
+
+    def action_timeline(self) -> None:
+        if getattr(self.core, "link", None) is not None:
+            self.notify(RECONNECTING, severity="warning", timeout=3, markup=False)
+            return
+        super().action_timeline()
