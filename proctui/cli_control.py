@@ -196,7 +196,8 @@ def attach(file: Path | None, run_dir: Path | None, host: str | None,
         dial = control.dialer(file, run_dir, host, read_only)
     except NoSupervisor as e:
         _fail(str(e))
-    _control(file, run_dir, lambda conn: control.attach(conn, refresh, dial, read_only),
+    _control(file, run_dir,
+             lambda conn: control.attach(conn, refresh, read_only=read_only, dial=dial),
              host, read_only)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from proctui.remote.connection import Connection, NoSupervisor, NotAnswering, answer_timeout
+from proctui.remote.redial import SupervisorEnded
 
 Dial = Callable[[], Connection]
 SSH_ENV = "PROCTUI_SSH"
@@ -30,6 +31,7 @@ REMOTE_ENV = "PROCTUI_REMOTE"
 # Seconds ssh may take to bring the first snapshot: it may ask for a passphrase.
 SSH_FIRST = 30.0
 LINGER = 3.0  # seconds ssh has to end by itself once its stdin has ended
+NONE_THERE = 2  # `proctui stdio`'s exit status when no supervisor runs on the box
 STDERR_LINES = 20  # of ssh's stderr, the last lines kept
 STDERR_LINE = 300  # characters of each
 _PREFIX = re.compile(r"^proctui(?: [a-z-]+)?: error: ")
@@ -99,7 +101,12 @@ def open_ssh(host: str, args: Sequence[str] = (), read_only: bool = False,
     try:
         Connection.over(conn, read_only)
     except NoSupervisor as e:
-        raise NoSupervisor(link.why(e)) from None
+        why = link.why(e)
+        if link.exit_status() == NONE_THERE:
+            # The box's proctui said no supervisor runs there: a console redialling this
+            # link ends rather than trying for ever.
+            raise SupervisorEnded(why) from None
+        raise NoSupervisor(why) from None
     conn.timeout = wait
     return conn
 
@@ -147,6 +154,13 @@ class _Link:
         self._reader.join(1.0)
         if child.stderr is not None:
             child.stderr.close()
+
+    def exit_status(self) -> int | None:
+        """ssh's exit status (the remote command's, when it ran), or None while it runs."""
+        try:
+            return self.child.wait(LINGER)
+        except subprocess.TimeoutExpired:
+            return None
 
     def why(self, failed: NoSupervisor) -> str:
         """The one line that says why the link failed: ssh's last word (or the box's
