@@ -269,7 +269,17 @@ def describe(spec: ProcessSpec) -> str:
     ]
     if spec.env:
         lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
+    lines += _peer_settings(spec)
     return "\n".join(lines)
+
+
+def _peer_settings(spec: ProcessSpec) -> list[str]:
+    """success_exit_codes, stop_command, silence_warning: shown when set."""
+    lines = []
+    if spec.success_exit_codes != (0,):
+        lines.append("  success exit  " + (", ".join(map(str, spec.success_exit_codes))
+                                            or "none"))
+    return lines
 
 
 # The commands that talk to a running supervisor, and export, live in their own modules;

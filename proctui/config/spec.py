@@ -107,6 +107,7 @@ class ProcessSpec:
     restart_with: tuple[str, ...] = ()
     log_max_size: int = 8 << 20
     log_keep: int = 3
+    success_exit_codes: tuple[int, ...] = (0,)  # exit codes that are a clean end
 
     def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ if base is None else base)

@@ -129,7 +129,7 @@ def show(value: object) -> str:
 SETTING_KEYS = (
     "stop_timeout", "kill_timeout", "on_timeout", "stop_signal", "extend_step",
     "restart", "scrollback", "max_line_length", "max_stop_time", "watchdog_sec",
-    "ready_timeout", "log_max_size", "log_keep",
+    "ready_timeout", "log_max_size", "log_keep", "success_exit_codes",
 )
 
 
@@ -162,7 +162,23 @@ def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
             out[key] = size
         elif key == "log_keep":
             out[key] = count(value, key, where, 0, 100)
+        elif key == "success_exit_codes":
+            out[key] = exit_codes(value, key, where)
     return out
+
+
+def exit_codes(value: object, key: str, where: Where) -> tuple[int, ...]:
+    """A list of exit codes, each 0-255: in order, each once."""
+    if not isinstance(value, list):
+        raise where.error(key, f"expected a list of exit codes such as [0, 143], got "
+                               f"{show(value)}")
+    codes: list[int] = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
+            raise where.error(key, f"expected exit codes from 0 to 255, got {show(item)}")
+        if item not in codes:
+            codes.append(item)
+    return tuple(codes)
 
 
 def check_name(name: object, where: Where) -> str:

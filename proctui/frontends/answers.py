@@ -46,7 +46,7 @@ def outcome_json(o: Outcome | None) -> dict[str, Any] | None:
             "exit_code": st.code if st is not None else None,
             "signal": signal_name(st.signal) if st is not None and st.signal else None,
             "after_s": round(o.duration, 3) if o.duration is not None else None,
-            "text": o.text}
+            "clean": o.clean, "text": o.text}
 
 
 def ready(v: ProcessView) -> bool | None:
