@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -279,6 +280,10 @@ def _peer_settings(spec: ProcessSpec) -> list[str]:
     if spec.success_exit_codes != (0,):
         lines.append("  success exit  " + (", ".join(map(str, spec.success_exit_codes))
                                             or "none"))
+    if spec.stop_command:
+        then = ", then " if spec.stop_command_then_signal else " instead of "
+        lines.append(f"  stop command  {shlex.join(spec.stop_command)}{then}"
+                     f"{signal_name(spec.stop_signal)}")
     return lines
 
 

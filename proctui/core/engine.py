@@ -83,6 +83,7 @@ class Engine:
         self.speech = Speech(self.loop, os_layer, self.lineage, self._runs, self.journal,
                              self.notice, self._heard)
         self.lineage.ignore = self.speech.probes
+        self.helpers = self.speech.probes  # stop commands join the probes there
         self.housekeeping = Housekeeping(self.loop, os_layer, self.lineage, self._runs,
                                          lambda: self.speech.probes, self._observed,
                                          self._stray)
