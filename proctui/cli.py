@@ -284,6 +284,9 @@ def _peer_settings(spec: ProcessSpec) -> list[str]:
         then = ", then " if spec.stop_command_then_signal else " instead of "
         lines.append(f"  stop command  {shlex.join(spec.stop_command)}{then}"
                      f"{signal_name(spec.stop_signal)}")
+    if spec.silence_warning is not None:
+        lines.append(f"  silence       marked silent after {setting(spec.silence_warning)} "
+                     "without output")
     return lines
 
 

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -15,7 +16,7 @@ from functools import partial
 from proctui.config import ProcessSpec
 from proctui.core.life import machine as life
 from proctui.core.life.inbox import Inbox
-from proctui.core.life.outcome import Outcome, OutcomeKind
+from proctui.core.life.outcome import Outcome, OutcomeKind, seconds
 from proctui.core.os.housekeeping import Housekeeping
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
@@ -190,6 +191,8 @@ class Engine:
         self._poke()
         if lines:
             m = self.by_run.get(id(run))
+            if m is not None and m.run is run and m.heard(time.monotonic()):
+                self._publish(m)  # its silence is over
             if m is not None and self.speech.listens(m):
                 self.speech.output(m, lines)
         if lines and self.events is not None:
@@ -247,7 +250,7 @@ class Engine:
         old, m.run = m.run, run
         if old is not None:
             self.by_run.pop(id(old), None)
-        m.ready_at, m.status, m.notify_dropped = None, "", 0
+        m.ready_at, m.status, m.notify_dropped, m.silent_since = None, "", 0, None
         if run.spawn(self.speech.child_env(m)):
             self.tree_changed()
             # Each of these is kept apart: whatever one of them raises, the run is
@@ -286,6 +289,11 @@ class Engine:
             return
         # Read once a walk, never per datagram: a flood must not buy a snapshot each.
         dropped = self.speech.dropped_now(m.name)
+        if m.look_silent(time.monotonic()):
+            if m.silent_since is not None:
+                self.notice(m, f"silent: no output for "
+                               f"{seconds(m.spec.silence_warning or 0)} (silence_warning)")
+            self._publish(m)
         if paused != m.paused or usage != m.usage or dropped != m.notify_dropped:
             m.paused, m.usage, m.notify_dropped = paused, usage, dropped
             self._publish(m)

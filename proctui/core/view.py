@@ -73,6 +73,7 @@ class ProcessView:
     notify_dropped: int = 0  # sd_notify datagrams its current run's socket dropped
     waiting_for: tuple[str, ...] = ()  # dependencies it waits for before it starts
     stops_after: tuple[str, ...] = ()  # dependents it waits for before it stops
+    silent_since: float | None = None  # running, and no output since (silence_warning)
     stage: int = 0  # shutdown stage, from 1 (0: no dependencies anywhere)
     stages: int = 0
     seq: int = 0  # publication number

@@ -83,6 +83,8 @@ def process_json(v: ProcessView, now: float) -> dict[str, Any]:
         "restarts": v.restarts,
         "cpu_percent": round(usage.cpu_percent, 1) if usage is not None else None,
         "memory_bytes": usage.rss_bytes if usage is not None else None,
+        "silent_for_s": round(now - v.silent_since, 3) if v.silent_since is not None
+        else None,
         "held": v.held or None, "status": v.status, "notify_dropped": v.notify_dropped,
         "detail": detail(v, now)}
 

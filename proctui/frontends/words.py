@@ -130,6 +130,8 @@ def running_words(view: ProcessView, now: float) -> str:
     words = f"up {duration(now - (view.started_at or now))}"
     if view.ready_at is not None and view.started_at is not None:
         words += f", ready in {seconds(view.ready_at - view.started_at)}"
+    if view.silent_since is not None:
+        words += f" · silent {duration(now - view.silent_since)}"
     return words + (f" · {view.status}" if view.status else "")
 
 
