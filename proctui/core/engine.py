@@ -43,7 +43,8 @@ class Engine:
                  leftover_defaults: ProcessSpec | None,
                  publish: Callable[[Managed], None], added: Callable[[Managed], None],
                  poke: Callable[[], None] = lambda: None,
-                 stop_asked: threading.Event | None = None) -> None:
+                 stop_asked: threading.Event | None = None,
+                 forgotten: Callable[[Managed], None] = lambda m: None) -> None:
         self.specs = tuple(specs)
         self.os = os_layer
         self.run_dir = run_dir
@@ -55,6 +56,9 @@ class Engine:
         self._poke = poke
         self.stop_asked = stop_asked or threading.Event()
         self._added = added
+        self._forgotten = forgotten
+        self.gone: list[Managed] = []  # removed by a reload: only their pipes are kept
+        self.forget_hooks: list[Callable[[Managed], None]] = []  # reloads waiting
         self.processes: list[Managed] = []
         self.by_name: dict[str, Managed] = {}
         self.by_run: dict[int, Managed] = {}  # id(run) -> its process
@@ -78,7 +82,7 @@ class Engine:
         self.inbox = Inbox(self.loop, self.processes, self.deps, spawn=self._spawn,
                            take_over=self._take_over, notice=self.notice,
                            journal=self.journal.write, publish=self._publish,
-                           all_ended=self._all_ended)
+                           all_ended=self._all_ended, forget=self.forget)
         self.post = self.inbox.post
         self.all_done = self.inbox.all_done
         self.speech = Speech(self.loop, os_layer, self.lineage, self._runs, self.journal,
@@ -123,6 +127,24 @@ class Engine:
         self.processes.append(m)
         self.by_name[m.name] = m
         self._added(m)
+
+    def add(self, spec: ProcessSpec) -> Managed:
+        """A process added by a reload: a new life (launched by the caller)."""
+        m = Managed(spec)
+        self._add(m)
+        return m
+
+    def forget(self, m: Managed) -> None:
+        """A process removed by a reload has ended: no name, no view, no commands."""
+        if m in self.processes:
+            self.processes.remove(m)
+        if self.by_name.get(m.name) is m:
+            del self.by_name[m.name]
+        self.gone.append(m)
+        self._forgotten(m)
+        self.journal.write(Kind.NOTICE, m.name, text="removed from the config (reload)")
+        for hook in list(self.forget_hooks):
+            hook(m)
 
     def _take_over(self, m: Managed, stop: bool) -> None:
         """Watch a leftover proven ours as a run (and stop it, unless adopted)."""
@@ -319,7 +341,7 @@ class Engine:
         self.speech.close()
         self.journal.write(Kind.END)
         self.journal.close()
-        for m in self.processes:
+        for m in (*self.processes, *self.gone):
             if m.log is not None:
                 m.log.close()
         if self._logs_fd is not None:
@@ -329,7 +351,7 @@ class Engine:
             handle.cancel()
         self._timers.clear()
         self.housekeeping.close()
-        for m in self.processes:
+        for m in (*self.processes, *self.gone):
             run = m.run
             if run is not None and run.pipes.open:
                 out = None

@@ -38,6 +38,7 @@ watch           Watch(output, replay,    Done             UNKNOWN_NAME
 journal         Journal(start)           JournalPage      BAD_VALUE
 tail            Tail(name, lines, start) TailPage         UNKNOWN_NAME, BAD_VALUE
 ping            Ping()                   Done             -
+reload          Reload()                 Done             BAD_VALUE, REFUSED
 =============== ======================== ================ ===============================
 """
 
@@ -347,11 +348,23 @@ class Ping(Simple):
     op = "ping"
 
 
+@dataclass(frozen=True)
+class Reload(Simple):
+    """Read the config file again: start what was added, stop what was removed, restart
+    what changed, leave the rest running.
+
+    Wire: {"op": "reload"}; the reply's text has one line per change. BAD_VALUE (with the
+    one-line error) when the file no longer parses, and nothing changes; REFUSED when
+    the supervisor was started from commands, or everything is stopping."""
+
+    op = "reload"
+
+
 CORE_COMMANDS: tuple[type[CoreCommand], ...] = (
     Stop, Start, Restart, Kill, Abandon, Wait, Adopt, Clear, Extend, StopAll, KillAll,
     AbandonAll, SetInteractive)
 _ALL: tuple[type[Request[Any]], ...] = (
-    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping)
+    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Reload)
 COMMANDS: dict[str, type[Request[Any]]] = {cls.op: cls for cls in _ALL}
 # The CLI's process commands (proctui OP NAME...).
 BY_NAME: dict[str, type[Named]] = {

@@ -8,9 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual.containers import Container
 from textual.widgets import Input
 
+from proctui.core.view import ProcessView
 from proctui.frontends.console.dialogs import ConfirmScreen, HelpScreen, LeaveScreen, TimelineScreen
+from proctui.frontends.console.output import ProcessPane
 
 if TYPE_CHECKING:
     from proctui.frontends.console.app import ProctuiApp
@@ -21,6 +24,22 @@ else:
 
 
 class PaneActions(_Base):
+    def with_panes(self, views: list[ProcessView]) -> list[ProcessView]:
+        """``views``, each with its pane: a reload adds and removes processes."""
+        names = {v.name for v in views}
+        if not views or names == set(self.panes):
+            return views
+        for name in [n for n in self.panes if n not in names]:
+            self.panes.pop(name).remove()
+        for view in views:
+            if view.name not in self.panes:
+                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
+                self.panes[view.name] = pane
+                self.query_one("#panes", Container).mount(pane)
+        self.views = views
+        self._layout()
+        return views
+
     def action_zoom(self) -> None:
         self.grid = not self.grid
         self._layout()

@@ -222,7 +222,7 @@ class ProctuiApp(QuitActions, PaneActions, App[None]):
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
-        self.views = views = self.core.views()
+        self.views = views = self.with_panes(self.core.views())
         self._soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""
         for view in views:
