@@ -125,6 +125,7 @@ class Managed:
             restarts=self.restarts,
             stop_requested_at=s.stop_requested_at if s else None,
             stop_signal=signal_name(self.spec.stop_signal),
+            stop_command=bool(self.spec.stop_command),
             kill_sent_at=s.kill_sent_at if s else None,
             deadline=s.deadline if live and s else None,
             window_start=s.window_start if live and s else None,

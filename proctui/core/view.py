@@ -49,6 +49,7 @@ class ProcessView:
     restarts: int = 0
     stop_requested_at: float | None = None
     stop_signal: str = "SIGTERM"
+    stop_command: bool = False  # a stop begins with its stop_command, not the signal
     kill_sent_at: float | None = None
     deadline: float | None = None  # when the current wait ends (None: no deadline)
     window_start: float | None = None  # when the current wait began (the bar's 100 %)
