@@ -201,3 +201,20 @@ async def test_the_console_shows_a_process_a_reload_added():
         await until(pilot, lambda: "beta" not in screen(app), what="beta gone")
         await pilot.press("1")
         assert app.selected_view.name == "alpha"
+
+
+def test_a_name_still_stopping_from_the_last_reload_is_not_added_again(harness):
+    from tests.children import STUBBORN
+
+    keep, slow = pyspec("keep", POLITE), pyspec("slow", STUBBORN, stop_timeout=30)
+    h = harness([keep, slow])
+    h.wait_output("slow", "ready")
+    first = h.sup.reload([keep]).result(5)  # the answer waits; slow keeps stopping
+    second = h.sup.reload([keep, slow]).result(5).result(5)
+    assert not second.ok
+    assert second.text == ("not reloaded: slow is still stopping after the last reload; "
+                           "reload again once it has ended")
+    third = h.sup.reload([keep]).result(5).result(5)
+    assert third.text == "unchanged: keep"
+    h.sup.kill("slow")
+    assert first.result(10).text.startswith("removed slow: killed with SIGKILL by operator")

@@ -32,8 +32,9 @@ class Difference:
 
 
 def difference(processes: Sequence[Managed], specs: Sequence[ProcessSpec]) -> Difference:
-    """By name: leftovers of earlier runs are in no config, and are left out."""
-    current = {m.name: m for m in processes if not m.leftover}
+    """By name: leftovers of earlier runs are in no config, and processes an earlier
+    reload removed are on their way out: both are left out."""
+    current = {m.name: m for m in processes if not m.leftover and not m.life.removed}
     wanted = {s.name for s in specs}
     d = Difference(removed=[m for name, m in current.items() if name not in wanted])
     for spec in specs:
@@ -53,6 +54,13 @@ def reload(e: Engine, specs: Sequence[ProcessSpec]) -> concurrent.futures.Future
     answer: concurrent.futures.Future[Reply] = concurrent.futures.Future()
     if e.shutdown_why is not None or e.stop_asked.is_set():
         answer.set_result(Reply(False, "not reloaded: everything is stopping"))
+        return answer
+    going = [m.name for m in e.processes if m.life.removed and
+             m.name in {s.name for s in specs}]
+    if going:
+        answer.set_result(Reply(False, f"not reloaded: {', '.join(going)} is still stopping "
+                                       "after the last reload; reload again once it has "
+                                       "ended"))
         return answer
     d = difference(e.processes, specs)
     e.journal.write(Kind.RELOAD, added=[s.name for s in d.added],
