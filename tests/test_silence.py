@@ -96,3 +96,14 @@ def _row(app) -> str:
     from tests.test_console import screen
 
     return next((line for line in screen(app).splitlines() if "quiet" in line), "")
+
+
+def test_check_prints_it(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "proctui.toml"
+    path.write_text('[processes.a]\ncmd = "x"\nsilence_warning = "5m"\n')
+    result = subprocess.run([sys.executable, "-m", "proctui", "check", "-f", str(path)],
+                            capture_output=True, text=True, timeout=60)
+    assert "  silence       marked silent after 300s without output\n" in result.stdout
