@@ -59,7 +59,7 @@ def test_the_deadline_ends_the_command_and_then_signal_follows_it():
     assert m.Send(signal.SIGTERM, m.Reason.STOP_REQUEST) in effects
     assert s3.deadline == 15.0  # the same deadline: nothing it does moves it
     _, effects = m.step(s, m.KillRequested(12.0))
-    assert isinstance(effects[0], m.EndStopCommand)
+    assert effects[0] == m.EndStopCommand("the process is being killed")
 
 
 # -- config ---------------------------------------------------------------------------------
@@ -176,3 +176,15 @@ def test_a_command_that_cannot_start_is_said_and_the_deadline_holds(harness):
     h.wait_notice("web", "stop command failed to start")
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.STOPPED  # then_signal: the signal still goes
+
+
+def test_a_kill_ends_the_command_too(harness):
+    h = harness([pyspec("stub", STUBBORN, stop_timeout=30, stop_command=("sleep", "60"))])
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "stop command started")
+    h.sup.kill("stub")
+    outcome = h.outcome("stub")
+    assert outcome.text.startswith("killed with SIGKILL by operator"), outcome.text
+    h.wait_notice("stub", "stop command killed (SIGKILL to its group): the process is "
+                          "being killed")

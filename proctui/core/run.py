@@ -209,7 +209,7 @@ class Run:
             self.stop_command = StopCommand(self, self.host.helpers)
             self.stop_command.start()
         elif isinstance(effect, m.EndStopCommand) and self.stop_command is not None:
-            self.stop_command.kill()
+            self.stop_command.kill(effect.why)
 
     def _arm(self, deadline: float | None) -> None:
         if self._timer is not None:

@@ -42,7 +42,7 @@ class StopCommand:
         self._hidden = 0
         self._timer: asyncio.TimerHandle | None = None
         self._deadline: float | None = None
-        self.killed = False  # by proctui, at the deadline or a kill
+        self.killed = ""  # why proctui killed it ("": it was not)
         self.status: ExitStatus | None = None
 
     @property
@@ -97,14 +97,14 @@ class StopCommand:
         self._cancel_timer()
         self._timer = self.run.loop.call_at(deadline, self.kill)
 
-    def kill(self) -> None:
+    def kill(self, why: str = "its deadline came") -> None:
         """SIGKILL its whole group, while its leader is unreaped (so the group id is
         still its own)."""
         self._cancel_timer()
         proc = self.proc
         if proc is None or self.status is not None or proc.returncode is not None:
             return
-        self.killed = True
+        self.killed = why
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
 
@@ -149,8 +149,7 @@ class StopCommand:
                              signal=signal_name(status.signal) if status.signal else None,
                              killed=self.killed or None)
         if self.killed:
-            run.host.notice(run, "stop command killed (SIGKILL to its group): its deadline "
-                                 "came")
+            run.host.notice(run, f"stop command killed (SIGKILL to its group): {self.killed}")
         elif status.code != 0:
             run.host.notice(run, f"stop command {_words(status)}")
         run.feed(m.StopCommandEnded(time.monotonic()))
@@ -214,7 +213,7 @@ class StopCommand:
 
     def close(self) -> None:
         """proctui is closing: it goes now."""
-        self.kill()
+        self.kill("proctui is closing")
         if self._pidfd is not None:
             self.run.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)

@@ -255,15 +255,16 @@ def _command_ended(s: StopState) -> Result:
     return s, tuple(effects)
 
 
-def _end_command(s: StopState) -> tuple[StopState, tuple[Effect, ...]]:
+def _end_command(s: StopState, why: str = "its deadline came") -> \
+        tuple[StopState, tuple[Effect, ...]]:
     """At the deadline (or a kill) the stop command is over too."""
     if not s.command_running:
         return s, ()
-    return replace(s, command_running=False), (EndStopCommand(),)
+    return replace(s, command_running=False), (EndStopCommand(why),)
 
 
 def _kill(s: StopState, at: float, reason: Reason, why: str = "") -> Result:
-    s, ended = _end_command(s)
+    s, ended = _end_command(s, "the process is being killed")
     result = _kill_group(s, at, reason, why)
     return result[0], ended + result[1]
 

@@ -115,5 +115,7 @@ class StartStopCommand:
 class EndStopCommand:
     """The deadline came (or a kill): the stop command's whole group is killed."""
 
+    why: str = "its deadline came"
+
 
 Effect = Send | Arm | Say | Finish | StartStopCommand | EndStopCommand
