@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,8 +97,9 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
     path = Path(os.path.abspath(run_dir or default_run_dir(anchor)))
     template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
                                            cwd=config.base_dir))
+    reload_from = _reloader(config, overrides)
     if detach:
-        return _detach(config, path, template, stop_after, file)
+        return _detach(config, path, template, stop_after, file, reload_from)
     directory = RunDir(path)
     try:
         directory.open()
@@ -109,24 +112,38 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
                                hint=hint, stop_after=stop_after, refresh_hz=refresh,
-                               on_hangup=hangup, source=config.source)
+                               on_hangup=hangup, source=config.source,
+                               reload_from=reload_from)
         from proctui.frontends import headless as runner
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
-                          stop_after=stop_after, source=config.source)
+                          stop_after=stop_after, source=config.source,
+                          reload_from=reload_from)
     finally:
         directory.close()
 
 
+def _reloader(config: Config, overrides: Overrides) -> \
+        Callable[[], Sequence[ProcessSpec]] | None:
+    """``proctui reload`` reads the file the supervisor was started from again (by its
+    absolute path: a detached supervisor's cwd is /), with the same options."""
+    path = config.path
+    if path is None:
+        return None
+    return lambda: load(path, overrides=overrides).processes
+
+
 def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float | None,
-            file: Path | None) -> int:
+            file: Path | None,
+            reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
     import shlex
 
     from proctui.core.store.rundir import default_run_dir
     from proctui.frontends.daemon import detach
 
     status, text = detach(config.processes, run_dir=path, source=config.source,
-                          leftover_defaults=template, stop_after=stop_after)
+                          leftover_defaults=template, stop_after=stop_after,
+                          reload_from=reload_from)
     if status != 0:
         click.echo(f"proctui: error: {text}", err=True)
         return status
@@ -269,12 +286,29 @@ def describe(spec: ProcessSpec) -> str:
     ]
     if spec.env:
         lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
+    lines += _peer_settings(spec)
     return "\n".join(lines)
+
+
+def _peer_settings(spec: ProcessSpec) -> list[str]:
+    """success_exit_codes, stop_command, silence_warning: shown when set."""
+    lines = []
+    if spec.success_exit_codes != (0,):
+        lines.append("  success exit  " + (", ".join(map(str, spec.success_exit_codes))
+                                            or "none"))
+    if spec.stop_command:
+        then = ", then " if spec.stop_command_then_signal else " instead of "
+        lines.append(f"  stop command  {shlex.join(spec.stop_command)}{then}"
+                     f"{signal_name(spec.stop_signal)}")
+    if spec.silence_warning is not None:
+        lines.append(f"  silence       marked silent after {setting(spec.silence_warning)} "
+                     "without output")
+    return lines
 
 
 # The commands that talk to a running supervisor, and export, live in their own modules;
 # importing them adds them to the group above.
-from proctui import cli_control, cli_export  # noqa: E402,F401
+from proctui import cli_control, cli_export, cli_reload  # noqa: E402,F401
 
 
 def main() -> None:

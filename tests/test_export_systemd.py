@@ -401,3 +401,27 @@ def test_the_module_imports_no_frontend() -> None:
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ}).stdout
     assert out.strip() == "[]"
+
+
+def test_the_peer_keys_are_carried_or_said(tmp_path: Path) -> None:
+    config = parse_toml("""
+[processes.app]
+cmd = "/bin/true"
+success_exit_codes = [0, 143, 3]
+stop_command = "/bin/true"
+silence_warning = "5m"
+[processes.odd]
+cmd = "/bin/true"
+success_exit_codes = [1]
+""", "t.toml", tmp_path)
+    out = systemd.export_units(config, version=254)
+    app, odd = (directives(u.text)["Service"] for u in out.units)
+    assert app["SuccessExitStatus"] == ["143 3"]
+    assert odd["SuccessExitStatus"] == ["1"]
+    said = [w for w in out.warnings if "kill_timeout" not in w]
+    assert said == [
+        "app: stop_command is left out: give the unit an ExecStop= by hand (systemd then "
+        "sends KillSignal= to what is left, as stop_command_then_signal)",
+        "app: silence_warning = 300s has no systemd equivalent",
+        "odd: success_exit_codes without 0: under systemd exit code 0 stays a success",
+    ]

@@ -53,7 +53,7 @@ def test_status_json_has_a_schema_and_fixed_states(tmp_path, detached):  # noqa:
     assert web["state"] == "failed"
     assert web["outcome"]["kind"] == "failed-to-start"
     assert web["outcome"]["exit_code"] is None and "ngnix" in web["outcome"]["text"]
-    assert set(web["outcome"]) == {"kind", "exit_code", "signal", "after_s", "text"}
+    assert set(web["outcome"]) == {"kind", "exit_code", "signal", "after_s", "clean", "text"}
     assert db["ready"] is False and db["ready_check"] == "a line matching 'never printed'"
     assert worker["waiting_for"] == ["db"] and worker["ready"] is None
     assert all(p["state"] in ("waiting", "starting", "running", "stopping", "deciding",

@@ -107,6 +107,10 @@ class ProcessSpec:
     restart_with: tuple[str, ...] = ()
     log_max_size: int = 8 << 20
     log_keep: int = 3
+    success_exit_codes: tuple[int, ...] = (0,)  # exit codes that are a clean end
+    stop_command: tuple[str, ...] = ()  # run instead of the stop signal (empty: none)
+    stop_command_then_signal: bool = False  # the stop signal follows the stop command
+    silence_warning: float | None = None  # seconds without output that mark it silent
 
     def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         env = dict(os.environ if base is None else base)

@@ -32,7 +32,7 @@ from proctui.config.values import (
 
 _DEFAULT_KEYS = (*SETTING_KEYS, "on_hangup")
 _PROCESS_KEYS = ("cmd", "shell", "cwd", "env", "env_file", "ready", "depends_on",
-                 "restart_with", *SETTING_KEYS)
+                 "restart_with", "stop_command", "stop_command_then_signal", *SETTING_KEYS)
 
 
 def load_toml(path: Path, display: str | None = None) -> Config:
@@ -116,6 +116,16 @@ def _process(name: str, table: dict[str, object], defaults: dict[str, object],
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise where.error("restart_with", "expected a list of process names")
         extra["restart_with"] = tuple(value)
+    if "stop_command" in table:
+        extra["stop_command"] = _stop_command(table["stop_command"], where)
+    if "stop_command_then_signal" in table:
+        value = table["stop_command_then_signal"]
+        if not isinstance(value, bool):
+            raise where.error("stop_command_then_signal", f"expected true or false, got "
+                                                          f"{show(value)}")
+        if "stop_command" not in table:
+            raise where.error("stop_command_then_signal", "needs a stop_command")
+        extra["stop_command_then_signal"] = value
     merged = {**defaults, **settings(table, where), **extra}
     return ProcessSpec(name=name, argv=argv, cmd=display, cwd=cwd, shell=shell,
                        env=tuple(env.items()), source=where.source, **merged)  # type: ignore[arg-type]
@@ -144,6 +154,17 @@ def _command(cmd: object, shell: bool, where: Where) -> tuple[tuple[str, ...], s
             return shell_argv(shlex.join(cmd)), shlex.join(cmd)
         return tuple(cmd), shlex.join(cmd)
     raise where.error("cmd", f"expected a string or a list of strings, got {show(cmd)}")
+
+
+def _stop_command(value: object, where: Where) -> tuple[str, ...]:
+    """A string runs through /bin/sh -c; a list is the argv itself."""
+    if isinstance(value, str) and value.strip():
+        return shell_argv(no_nul(value, "stop_command", where))
+    if isinstance(value, list) and value and all(isinstance(a, str) for a in value) \
+            and value[0]:
+        return tuple(no_nul(a, "stop_command", where) for a in value)
+    raise where.error("stop_command", f"expected a command (a string, or a list of "
+                                      f"strings), got {show(value)}")
 
 
 def _cwd(value: object, base: Path, where: Where) -> Path:

@@ -129,7 +129,8 @@ def show(value: object) -> str:
 SETTING_KEYS = (
     "stop_timeout", "kill_timeout", "on_timeout", "stop_signal", "extend_step",
     "restart", "scrollback", "max_line_length", "max_stop_time", "watchdog_sec",
-    "ready_timeout", "log_max_size", "log_keep",
+    "ready_timeout", "log_max_size", "log_keep", "success_exit_codes",
+    "silence_warning",
 )
 
 
@@ -162,7 +163,39 @@ def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
             out[key] = size
         elif key == "log_keep":
             out[key] = count(value, key, where, 0, 100)
+        elif key == "success_exit_codes":
+            out[key] = exit_codes(value, key, where)
+        elif key == "silence_warning":
+            out[key] = duration(value, key, where)
     return out
+
+
+def duration(value: object, key: str, where: Where) -> float:
+    """Seconds given as a number or with units ("90s", "5m", "1h30m"), more than 0."""
+    if isinstance(value, str):
+        parsed = parse_duration(value)
+        if parsed is None or parsed <= 0:
+            raise where.error(key, f"expected a duration such as \"5m\", \"90s\" or 300, "
+                                   f"got {show(value)}")
+        value = parsed
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise where.error(key, f"expected a duration such as \"5m\", \"90s\" or 300, got "
+                               f"{show(value)}")
+    return seconds(value, key, where, positive=True)
+
+
+def exit_codes(value: object, key: str, where: Where) -> tuple[int, ...]:
+    """A list of exit codes, each 0-255: in order, each once."""
+    if not isinstance(value, list):
+        raise where.error(key, f"expected a list of exit codes such as [0, 143], got "
+                               f"{show(value)}")
+    codes: list[int] = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
+            raise where.error(key, f"expected exit codes from 0 to 255, got {show(item)}")
+        if item not in codes:
+            codes.append(item)
+    return tuple(codes)
 
 
 def check_name(name: object, where: Where) -> str:

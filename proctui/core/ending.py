@@ -165,7 +165,8 @@ class EndWatch:
             left_running=tuple(p for p in left if p not in escapees),
             left_behind=tuple(p for p in left if p in escapees),
             state_word=state_word, error=s.error, watchdog_sec=s.watchdog_sec,
-            ready_timeout=s.ready_timeout, stop_reached=run.stop_reached)
+            ready_timeout=s.ready_timeout, stop_reached=run.stop_reached,
+            success_codes=run.spec.success_exit_codes)
         outcome = describe(record)
         run.stop_watching(keep_leader=end is not EndKind.GONE)
         # The bookkeeping (PID file, history) happens before the outcome is visible to

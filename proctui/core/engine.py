@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -15,7 +16,7 @@ from functools import partial
 from proctui.config import ProcessSpec
 from proctui.core.life import machine as life
 from proctui.core.life.inbox import Inbox
-from proctui.core.life.outcome import Outcome, OutcomeKind
+from proctui.core.life.outcome import Outcome, OutcomeKind, seconds
 from proctui.core.os.housekeeping import Housekeeping
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
@@ -42,7 +43,8 @@ class Engine:
                  leftover_defaults: ProcessSpec | None,
                  publish: Callable[[Managed], None], added: Callable[[Managed], None],
                  poke: Callable[[], None] = lambda: None,
-                 stop_asked: threading.Event | None = None) -> None:
+                 stop_asked: threading.Event | None = None,
+                 forgotten: Callable[[Managed], None] = lambda m: None) -> None:
         self.specs = tuple(specs)
         self.os = os_layer
         self.run_dir = run_dir
@@ -54,6 +56,9 @@ class Engine:
         self._poke = poke
         self.stop_asked = stop_asked or threading.Event()
         self._added = added
+        self._forgotten = forgotten
+        self.gone: list[Managed] = []  # removed by a reload: only their pipes are kept
+        self.forget_hooks: list[Callable[[Managed], None]] = []  # reloads waiting
         self.processes: list[Managed] = []
         self.by_name: dict[str, Managed] = {}
         self.by_run: dict[int, Managed] = {}  # id(run) -> its process
@@ -77,12 +82,13 @@ class Engine:
         self.inbox = Inbox(self.loop, self.processes, self.deps, spawn=self._spawn,
                            take_over=self._take_over, notice=self.notice,
                            journal=self.journal.write, publish=self._publish,
-                           all_ended=self._all_ended)
+                           all_ended=self._all_ended, forget=self.forget)
         self.post = self.inbox.post
         self.all_done = self.inbox.all_done
         self.speech = Speech(self.loop, os_layer, self.lineage, self._runs, self.journal,
                              self.notice, self._heard)
         self.lineage.ignore = self.speech.probes
+        self.helpers = self.speech.probes  # stop commands join the probes there
         self.housekeeping = Housekeeping(self.loop, os_layer, self.lineage, self._runs,
                                          lambda: self.speech.probes, self._observed,
                                          self._stray)
@@ -121,6 +127,24 @@ class Engine:
         self.processes.append(m)
         self.by_name[m.name] = m
         self._added(m)
+
+    def add(self, spec: ProcessSpec) -> Managed:
+        """A process added by a reload: a new life (launched by the caller)."""
+        m = Managed(spec)
+        self._add(m)
+        return m
+
+    def forget(self, m: Managed) -> None:
+        """A process removed by a reload has ended: no name, no view, no commands."""
+        if m in self.processes:
+            self.processes.remove(m)
+        if self.by_name.get(m.name) is m:
+            del self.by_name[m.name]
+        self.gone.append(m)
+        self._forgotten(m)
+        self.journal.write(Kind.NOTICE, m.name, text="removed from the config (reload)")
+        for hook in list(self.forget_hooks):
+            hook(m)
 
     def _take_over(self, m: Managed, stop: bool) -> None:
         """Watch a leftover proven ours as a run (and stop it, unless adopted)."""
@@ -189,6 +213,8 @@ class Engine:
         self._poke()
         if lines:
             m = self.by_run.get(id(run))
+            if m is not None and m.run is run and m.heard(time.monotonic()):
+                self._publish(m)  # its silence is over
             if m is not None and self.speech.listens(m):
                 self.speech.output(m, lines)
         if lines and self.events is not None:
@@ -246,7 +272,7 @@ class Engine:
         old, m.run = m.run, run
         if old is not None:
             self.by_run.pop(id(old), None)
-        m.ready_at, m.status, m.notify_dropped = None, "", 0
+        m.ready_at, m.status, m.notify_dropped, m.silent_since = None, "", 0, None
         if run.spawn(self.speech.child_env(m)):
             self.tree_changed()
             # Each of these is kept apart: whatever one of them raises, the run is
@@ -285,6 +311,11 @@ class Engine:
             return
         # Read once a walk, never per datagram: a flood must not buy a snapshot each.
         dropped = self.speech.dropped_now(m.name)
+        if m.look_silent(time.monotonic()):
+            if m.silent_since is not None:
+                self.notice(m, f"silent: no output for "
+                               f"{seconds(m.spec.silence_warning or 0)} (silence_warning)")
+            self._publish(m)
         if paused != m.paused or usage != m.usage or dropped != m.notify_dropped:
             m.paused, m.usage, m.notify_dropped = paused, usage, dropped
             self._publish(m)
@@ -310,7 +341,7 @@ class Engine:
         self.speech.close()
         self.journal.write(Kind.END)
         self.journal.close()
-        for m in self.processes:
+        for m in (*self.processes, *self.gone):
             if m.log is not None:
                 m.log.close()
         if self._logs_fd is not None:
@@ -320,7 +351,7 @@ class Engine:
             handle.cancel()
         self._timers.clear()
         self.housekeeping.close()
-        for m in self.processes:
+        for m in (*self.processes, *self.gone):
             run = m.run
             if run is not None and run.pipes.open:
                 out = None

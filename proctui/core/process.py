@@ -43,6 +43,8 @@ class Managed:
         self.status = ""
         self.ready_at: float | None = None
         self.log: LogFile | None = None  # its output on disk (none for a leftover)
+        self.last_output_at: float | None = None  # its last line (monotonic)
+        self.silent_since: float | None = None  # marked silent (silence_warning) since
         # (run, decision number, since when): views are built at each transition, so the
         # first view that shows a decision knows when it began.
         self._decision: tuple[int, int, float] | None = None
@@ -83,6 +85,29 @@ class Managed:
         """A run exists and has no outcome yet."""
         return self.run is not None and self.run.outcome is None
 
+    def heard(self, now: float) -> bool:
+        """It printed a line: True when that ends its silence."""
+        self.last_output_at = now
+        if self.silent_since is None:
+            return False
+        self.silent_since = None
+        return True
+
+    def look_silent(self, now: float) -> bool:
+        """Has its running run printed nothing for silence_warning? Looked at on the walk
+        of the tree, never per line. True when its mark changed."""
+        limit, run = self.spec.silence_warning, self.run
+        since = None
+        if limit is not None and run is not None and run.started_at is not None \
+                and run.state.phase is Phase.RUNNING and not run.leftover:
+            last = max(self.last_output_at or run.started_at, run.started_at)
+            if now - last >= limit:
+                since = last
+        if since == self.silent_since:
+            return False
+        self.silent_since = since
+        return True
+
     def build_view(self, seq: int) -> ProcessView:
         run = self.run
         live = run is not None and run.outcome is None
@@ -100,6 +125,7 @@ class Managed:
             restarts=self.restarts,
             stop_requested_at=s.stop_requested_at if s else None,
             stop_signal=signal_name(self.spec.stop_signal),
+            stop_command=bool(self.spec.stop_command),
             kill_sent_at=s.kill_sent_at if s else None,
             deadline=s.deadline if live and s else None,
             window_start=s.window_start if live and s else None,
@@ -125,6 +151,7 @@ class Managed:
             notify_dropped=self.notify_dropped,
             waiting_for=self.waiting_for if phase is Phase.WAITING else (),
             stops_after=self.stops_after,
+            silent_since=self.silent_since if live else None,
             stage=self.life.stop_stage,
             stages=self.life.stop_stages,
             seq=seq,

@@ -39,6 +39,17 @@ class Publisher:
         self._index[id(m)] = len(self._views)
         self._views.append(m.view)
 
+    def removed(self, m: Managed) -> None:
+        """A process forgotten (reload): its view goes; the outcomes stay in the record."""
+        where = self._index.pop(id(m), None)
+        if where is None:
+            return
+        del self._views[where]
+        self._index = {key: i - (i > where) for key, i in self._index.items()}
+        self.seq += 1
+        self.swap()
+        self.ring()
+
     def publish(self, m: Managed) -> None:
         self.seq += 1
         m.view = m.build_view(self.seq)

@@ -37,6 +37,7 @@ from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat
 from proctui.core.output.lines import OutputBuffer
 from proctui.core.output.pipes import Pipes
+from proctui.core.stopcmd import StopCommand
 from proctui.core.store.kinds import Kind
 from proctui.core.store.logfiles import LogFile
 
@@ -47,6 +48,7 @@ class Host(Protocol):
     """What a run needs from its supervisor."""
 
     os: OSLayer
+    helpers: set[int]  # proctui's own children (probes, stop commands): no run's
 
     def notice(self, run: Run, text: str) -> None: ...
     def output(self, run: Run, stream: int, lines: list[str]) -> None: ...
@@ -81,7 +83,9 @@ class Run:
         self.state = m.initial(Policy(
             stop_signal=spec.stop_signal, stop_timeout=spec.stop_timeout,
             kill_timeout=spec.kill_timeout, on_timeout=spec.on_timeout,
-            interactive=interactive, max_stop_time=spec.max_stop_time))
+            interactive=interactive, max_stop_time=spec.max_stop_time,
+            stop_command=bool(spec.stop_command), then_signal=spec.stop_command_then_signal))
+        self.stop_command: StopCommand | None = None
         self.sent: list[Sent] = []
         self.kill_reached: tuple[int, ...] | None = None
         self.stop_reached = True
@@ -191,6 +195,8 @@ class Run:
             self._send(effect.sig, effect.reason)
         elif isinstance(effect, m.Arm):
             self._arm(effect.deadline)
+            if effect.deadline is not None and self.stop_command is not None:
+                self.stop_command.bound(effect.deadline)
             if effect.deadline is not None or self.state.phase is Phase.DECIDING:
                 self.host.journal_run(self, Kind.DEADLINE, phase=self.state.phase.value,
                                       deadline=effect.deadline,
@@ -199,6 +205,11 @@ class Run:
             self.host.notice(self, effect.text)
         elif isinstance(effect, m.Finish):
             self.watch.conclude(effect.end)
+        elif isinstance(effect, m.StartStopCommand):
+            self.stop_command = StopCommand(self, self.host.helpers)
+            self.stop_command.start()
+        elif isinstance(effect, m.EndStopCommand) and self.stop_command is not None:
+            self.stop_command.kill(effect.why)
 
     def _arm(self, deadline: float | None) -> None:
         if self._timer is not None:
@@ -302,4 +313,6 @@ class Run:
     def cancel(self) -> None:
         """Drop timers and pipes of this run (at shutdown, after its outcome)."""
         self.stop_watching(keep_leader=True)
+        if self.stop_command is not None:
+            self.stop_command.close()
         self.pipes.close()

@@ -113,7 +113,7 @@ class Supervisor:
                         interactive=self.interactive, events=self.events,
                         leftover_defaults=self.leftover_defaults,
                         publish=self._pub.publish, added=self._added, poke=self._bell.ring,
-                        stop_asked=self._stop_asked)
+                        stop_asked=self._stop_asked, forgotten=self._pub.removed)
         engine.republish = self._pub.swap
         self._engine = engine
         self._commands = Commands(engine)
@@ -291,6 +291,14 @@ class Supervisor:
 
     def clear_output(self, name: str) -> concurrent.futures.Future[Reply]:
         return self._on(name, Commands.clear)
+
+    def reload(self, specs: Sequence[ProcessSpec]) -> \
+            concurrent.futures.Future[concurrent.futures.Future[Reply]]:
+        """Carry out a config read again (see core/reload.py); the inner future answers
+        once the removed processes have ended, or after a few seconds."""
+        from proctui.core.reload import reload
+
+        return self._submit(lambda: reload(self._engine, specs))  # type: ignore[arg-type]
 
     def set_interactive(self, interactive: bool) -> concurrent.futures.Future[Reply]:
         self.interactive = interactive

@@ -49,6 +49,7 @@ class ProcessView:
     restarts: int = 0
     stop_requested_at: float | None = None
     stop_signal: str = "SIGTERM"
+    stop_command: bool = False  # a stop begins with its stop_command, not the signal
     kill_sent_at: float | None = None
     deadline: float | None = None  # when the current wait ends (None: no deadline)
     window_start: float | None = None  # when the current wait began (the bar's 100 %)
@@ -73,6 +74,7 @@ class ProcessView:
     notify_dropped: int = 0  # sd_notify datagrams its current run's socket dropped
     waiting_for: tuple[str, ...] = ()  # dependencies it waits for before it starts
     stops_after: tuple[str, ...] = ()  # dependents it waits for before it stops
+    silent_since: float | None = None  # running, and no output since (silence_warning)
     stage: int = 0  # shutdown stage, from 1 (0: no dependencies anywhere)
     stages: int = 0
     seq: int = 0  # publication number

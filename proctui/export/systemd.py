@@ -177,6 +177,9 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
         # proctui answers a missed watchdog with the ordinary stop (stop signal, then kill
         # at the stop timeout); systemd's default would be SIGABRT and a core dump.
         service.append(f"WatchdogSignal={signal_value(spec.stop_signal)}")
+    codes = [c for c in spec.success_exit_codes if c != 0]
+    if codes:
+        service.append(f"SuccessExitStatus={' '.join(map(str, codes))}")
     said += _unrepresentable(spec)
 
     text = "\n".join([
@@ -282,6 +285,14 @@ def _unrepresentable(spec: ProcessSpec) -> list[str]:
     if spec.max_line_length != DEFAULT_MAX_LINE_LENGTH:
         said.append(f"max_line_length = {spec.max_line_length} has no systemd equivalent: "
                     "the journal splits lines at its own LineMax=")
+    if 0 not in spec.success_exit_codes:
+        said.append("success_exit_codes without 0: under systemd exit code 0 stays a success")
+    if spec.stop_command:
+        said.append("stop_command is left out: give the unit an ExecStop= by hand (systemd "
+                    "then sends KillSignal= to what is left, as stop_command_then_signal)")
+    if spec.silence_warning is not None:
+        said.append(f"silence_warning = {_seconds_words(spec.silence_warning)} has no "
+                    "systemd equivalent")
     defaults = {f.name: f.default for f in fields(ProcessSpec)}
     if (spec.log_max_size, spec.log_keep) != (defaults["log_max_size"], defaults["log_keep"]):
         said.append("log_max_size and log_keep have no systemd equivalent: the journal keeps "

@@ -46,7 +46,7 @@ def outcome_json(o: Outcome | None) -> dict[str, Any] | None:
             "exit_code": st.code if st is not None else None,
             "signal": signal_name(st.signal) if st is not None and st.signal else None,
             "after_s": round(o.duration, 3) if o.duration is not None else None,
-            "text": o.text}
+            "clean": o.clean, "text": o.text}
 
 
 def ready(v: ProcessView) -> bool | None:
@@ -83,6 +83,8 @@ def process_json(v: ProcessView, now: float) -> dict[str, Any]:
         "restarts": v.restarts,
         "cpu_percent": round(usage.cpu_percent, 1) if usage is not None else None,
         "memory_bytes": usage.rss_bytes if usage is not None else None,
+        "silent_for_s": round(now - v.silent_since, 3) if v.silent_since is not None
+        else None,
         "held": v.held or None, "status": v.status, "notify_dropped": v.notify_dropped,
         "detail": detail(v, now)}
 

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from proctui import __version__
@@ -27,7 +27,8 @@ READY_WAIT = 300.0  # seconds; start-up is bounded far below this by the start t
 
 
 def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
-           leftover_defaults: ProcessSpec, stop_after: float | None) -> tuple[int, str]:
+           leftover_defaults: ProcessSpec, stop_after: float | None,
+           reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> tuple[int, str]:
     """Start the supervisor in the background. Returns (exit status, one line to show):
     (0, its pid) once every process was launched, else the reason it did not start."""
     read_end, write_end = os.pipe()
@@ -40,7 +41,7 @@ def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
         status = 70
         try:
             status = _supervise(specs, run_dir, source, leftover_defaults, stop_after,
-                                write_end)
+                                write_end, reload_from)
         except BaseException as e:  # reported through the pipe; the child then ends
             _tell(write_end, f"error internal error: {type(e).__name__}: {e}")
         finally:
@@ -57,7 +58,8 @@ def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
 
 def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
                leftover_defaults: ProcessSpec, stop_after: float | None,
-               ready_fd: int) -> int:
+               ready_fd: int,
+               reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
     from proctui.core.store.rundir import RunDirError
     from proctui.frontends import headless
 
@@ -99,7 +101,7 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
     try:
         return headless.run(specs, run_dir=directory, leftover_defaults=leftover_defaults,
                             stop_after=stop_after, source=source, linger=True, ready=ready,
-                            tick=lambda: rotate_log(directory))
+                            tick=lambda: rotate_log(directory), reload_from=reload_from)
     finally:
         directory.close()
 

@@ -206,7 +206,8 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         leftover_defaults: ProcessSpec | None = None, out: TextIO | None = None,
         stop_after: float | None = None, source: str = "", linger: bool = False,
         ready: Callable[[str | None], object] | None = None,
-        tick: Callable[[], object] | None = None) -> int:
+        tick: Callable[[], object] | None = None,
+        reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
     """Run ``specs`` headless until every process has ended (``linger``: until someone
     stops everything); returns the exit status. The control socket is served from start
     to end; ``ready`` is called once every process was launched, with the socket's error
@@ -231,7 +232,7 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     servers = []
 
     def started() -> None:
-        server, error = serve(sup, run_dir, source)
+        server, error = serve(sup, run_dir, source, reload_from)
         if server is not None:
             servers.append(server)
         if error is not None and linger:

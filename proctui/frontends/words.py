@@ -74,6 +74,11 @@ class Countdown:
     least: str = ""  # the tersest countdown, to stand beside a STATUS cut short
 
 
+def started_words(view: ProcessView) -> str:
+    """How its stop began: "SIGTERM sent", or "stop command started"."""
+    return "stop command started" if view.stop_command else f"{view.stop_signal} sent"
+
+
 def decide_keys() -> str:
     return f"{shown('kill')} kill, {shown('extend')} extend, {shown('abandon')} abandon"
 
@@ -93,7 +98,7 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
         return Countdown(f"SIGKILL sent · giving up in {seconds(left)}",
                          f"giving up in {seconds(left)}", left / total)
     since = view.stop_requested_at or now
-    ago = f"{view.stop_signal} sent {seconds(now - since)} ago"
+    ago = f"{started_words(view)} {seconds(now - since)} ago"
     status = f" · {view.status}" if view.status else ""
     said = view.status or ""
 
@@ -130,6 +135,8 @@ def running_words(view: ProcessView, now: float) -> str:
     words = f"up {duration(now - (view.started_at or now))}"
     if view.ready_at is not None and view.started_at is not None:
         words += f", ready in {seconds(view.ready_at - view.started_at)}"
+    if view.silent_since is not None:
+        words += f" · silent {duration(now - view.silent_since)}"
     return words + (f" · {view.status}" if view.status else "")
 
 

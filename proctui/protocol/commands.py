@@ -39,6 +39,7 @@ journal         Journal(start)           JournalPage      BAD_VALUE
 tail            Tail(name, lines, start) TailPage         UNKNOWN_NAME, BAD_VALUE
 ping            Ping()                   Done             -
 via             Via(ssh, read_only)      Done             BAD_VALUE
+reload          Reload()                 Done             BAD_VALUE, REFUSED
 =============== ======================== ================ ===============================
 
 A connection that said ``read_only`` is answered READ_ONLY for every core command.
@@ -375,11 +376,23 @@ class Via(Simple):
         return None
 
 
+@dataclass(frozen=True)
+class Reload(Simple):
+    """Read the config file again: start what was added, stop what was removed, restart
+    what changed, leave the rest running.
+
+    Wire: {"op": "reload"}; the reply's text has one line per change. BAD_VALUE (with the
+    one-line error) when the file no longer parses, and nothing changes; REFUSED when
+    the supervisor was started from commands, or everything is stopping."""
+
+    op = "reload"
+
+
 CORE_COMMANDS: tuple[type[CoreCommand], ...] = (
     Stop, Start, Restart, Kill, Abandon, Wait, Adopt, Clear, Extend, StopAll, KillAll,
     AbandonAll, SetInteractive)
 _ALL: tuple[type[Request[Any]], ...] = (
-    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Via)
+    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Via, Reload)
 COMMANDS: dict[str, type[Request[Any]]] = {cls.op: cls for cls in _ALL}
 # The CLI's process commands (proctui OP NAME...).
 BY_NAME: dict[str, type[Named]] = {

@@ -55,6 +55,7 @@ def outcome_to_dict(o: Outcome) -> dict[str, Any]:
             "core_dumped": o.status.core_dumped, "known": o.status.known},
         "sent": [[int(s.signal), s.at, s.reason.value] for s in o.sent],
         "left_behind": list(o.left_behind), "left_pids": list(o.left_pids),
+        "success_code": o.success_code,
     }
 
 
@@ -67,7 +68,12 @@ def outcome_from_dict(d: dict[str, Any]) -> Outcome:
         sent=tuple(Sent(int(sig), float(at), Reason(reason)) for sig, at, reason in
                    d.get("sent", [])),
         left_behind=tuple(d.get("left_behind", ())), left_pids=tuple(d.get("left_pids", ())),
+        success_code=_bool_or_none(d.get("success_code")),
     )
+
+
+def _bool_or_none(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def view_to_dict(v: ProcessView) -> dict[str, Any]:

@@ -6,9 +6,10 @@ fault code with words."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from proctui.config import ConfigError, ProcessSpec
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands
 from proctui.protocol.commands import Done, Fault, JournalPage, failed
@@ -16,11 +17,16 @@ from proctui.protocol.decode import decode
 from proctui.remote import pages
 from proctui.remote.slots import Client
 
+# Reads the config the supervisor was started from, again (raises ConfigError).
+Loader = Callable[[], Sequence[ProcessSpec]]
+
 
 class Dispatch:
-    def __init__(self, core: Supervisor, changed: Callable[[], None]) -> None:
+    def __init__(self, core: Supervisor, changed: Callable[[], None],
+                 reload_from: Loader | None = None) -> None:
         self.core = core
         self.changed = changed  # (a client's kind changes everyone's state)
+        self.reload_from = reload_from
 
     async def __call__(self, c: Client, m: dict[str, Any]) -> Done:
         request = decode(m)
@@ -72,7 +78,26 @@ class Dispatch:
             c.ssh = c.ssh or request.ssh  # the first word holds: proctui stdio's
             c.read_only = c.read_only or request.read_only
             return Done()
+        if isinstance(request, commands.Reload):
+            if c.read_only:  # it stops, starts and restarts processes: it acts
+                return failed(Fault.READ_ONLY, f"{request.op}: {Fault.READ_ONLY.words}")
+            core.journal_command(None, op=request.op, **who(c))
+            return await self._reload()
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")
+
+    async def _reload(self) -> Done:
+        """Read the config again, here (a file of at most 4 MB, off the core's loop);
+        a config that no longer parses changes nothing."""
+        if self.reload_from is None:
+            return failed(Fault.REFUSED, "reload: this supervisor was started from "
+                                         "commands, not from a file: nothing to read again")
+        try:
+            specs = await asyncio.to_thread(self.reload_from)
+        except ConfigError as e:
+            return failed(Fault.BAD_VALUE, str(e))
+        carried = await asyncio.wrap_future(self.core.reload(specs))
+        reply = await asyncio.wrap_future(carried)
+        return Done(reply.ok, reply.text, None if reply.ok else Fault.REFUSED)
 
     def _alive(self, name: str) -> bool:
         return any(v.name == name and v.alive for v in self.core.views())

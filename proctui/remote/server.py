@@ -52,7 +52,8 @@ REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one 
 
 class Server:
     def __init__(self, core: Supervisor, run_dir: RunDir, *, source: str = "",
-                 say: Callable[[str], object] | None = None) -> None:
+                 say: Callable[[str], object] | None = None,
+                 reload_from: dispatch.Loader | None = None) -> None:
         self.core = core
         self.run_dir = run_dir
         self.source = source
@@ -69,7 +70,7 @@ class Server:
         self._servers: list[asyncio.Server] = []
         self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
         self.healer = heal.Healer(run_dir, self.say)
-        self.dispatch = dispatch.Dispatch(core, lambda: self._changed())
+        self.dispatch = dispatch.Dispatch(core, lambda: self._changed(), reload_from)
 
     # -- life -----------------------------------------------------------------------------
 
@@ -338,12 +339,13 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> Non
         loop.call_soon_threadsafe(fn)
 
 
-def serve(core: Supervisor, run_dir: RunDir | None, source: str = "") -> \
-        tuple[Server | None, str | None]:
-    """Serve ``core`` on the run directory's control socket: the server, or why not."""
+def serve(core: Supervisor, run_dir: RunDir | None, source: str = "",
+          reload_from: dispatch.Loader | None = None) -> tuple[Server | None, str | None]:
+    """Serve ``core`` on the run directory's control socket: the server, or why not.
+    ``reload_from`` reads the config again (``proctui reload``; None: no file)."""
     if run_dir is None or run_dir.fd is None:
         return None, None
-    server = Server(core, run_dir, source=source)
+    server = Server(core, run_dir, source=source, reload_from=reload_from)
     try:
         server.start()
     except OSError as e:

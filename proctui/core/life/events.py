@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from proctui.config.spec import RestartPolicy
 from proctui.core.life.stages import Why
 from proctui.core.store.kinds import Kind
 
@@ -99,9 +100,30 @@ class NobodyAnswers:
     """The terminal went away: no operator can decide about a held leftover."""
 
 
+@dataclass(frozen=True, slots=True)
+class RemoveCmd:
+    """``reload``: it is no longer in the config. It stops (after ``after``, its removed
+    dependents, as a shutdown would), then it is forgotten."""
+
+    after: tuple[str, ...] = ()
+    stopping: bool = False  # its run is already in its stop sequence
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedCmd:
+    """``reload``: its settings changed (the spec is already the new one): restart it
+    with them, now if it runs, or start it again if it had ended."""
+
+    policy: RestartPolicy
+    has_deps: bool
+    stopping: bool = False
+    ran: bool = True
+    left_running: int | None = None
+
+
 Event = (Launch | DepsLooked | BlockerEnded | RunEnded | BackoffOver | StopCmd | RestartCmd
          | StartCmd | GiveUpCmd | AdoptCmd | Shutdown | DependentsLeft | ReleaseStop
-         | NobodyAnswers)
+         | NobodyAnswers | RemoveCmd | ChangedCmd)
 
 
 # -- effects --------------------------------------------------------------------------------
@@ -177,7 +199,12 @@ class Finished:
     """Its life is over (for now): everything waiting on it may look again."""
 
 
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """It was removed from the config and its life is over: drop it."""
+
+
 Effect = (Spawn | TakeOver | RequestStop | LookAtDeps | ArmBackoff | CancelBackoff | Say
-          | Record | HoldForever | Answer | AnswerEnded | Finished)
+          | Record | HoldForever | Answer | AnswerEnded | Finished | Forget)
 
 

@@ -27,7 +27,8 @@ class Inbox:
                  take_over: Callable[[Managed, bool], None],
                  notice: Callable[[Managed | None, str], None],
                  journal: Callable[..., None], publish: Callable[[Managed], None],
-                 all_ended: Callable[[], None]) -> None:
+                 all_ended: Callable[[], None],
+                 forget: Callable[[Managed], None] = lambda m: None) -> None:
         self.loop = loop
         self.processes = processes
         self.deps = deps
@@ -37,6 +38,7 @@ class Inbox:
         self.journal = journal
         self._publish = publish
         self.all_ended = all_ended  # called each time the last unfinished life ends
+        self.forget = forget  # a process removed by a reload, once its life is over
         self._inbox: deque[tuple[Managed, life.Event]] = deque()
         self._taking = False
         # Who looks again when something changes: kept apart, so that a thousand endings
@@ -123,6 +125,9 @@ class Inbox:
             return Reply(effect.ok, effect.text)
         elif isinstance(effect, life.AnswerEnded):
             return not_running(m, effect.verb)
+        elif isinstance(effect, life.Forget):
+            self._watching.pop(m, None)
+            self.forget(m)
         return None
 
     def _arm_backoff(self, m: Managed, delay: float) -> None:

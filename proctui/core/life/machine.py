@@ -28,11 +28,13 @@ from proctui.core.life.events import (
     BackoffOver,
     BlockerEnded,
     CancelBackoff,
+    ChangedCmd,
     DependentsLeft,
     DepsLooked,
     Effect,
     Event,
     Finished,
+    Forget,
     GiveUpCmd,
     HoldForever,
     Launch,
@@ -40,6 +42,7 @@ from proctui.core.life.events import (
     NobodyAnswers,
     Record,
     ReleaseStop,
+    RemoveCmd,
     RequestStop,
     RestartCmd,
     RunEnded,
@@ -62,42 +65,13 @@ from proctui.core.life.stages import (
 from proctui.core.store.kinds import Kind
 
 __all__ = [
-    "BACKOFF_MAX",
-    "BACKOFF_RESET",
-    "BACKOFF_START",
-    "AdoptCmd",
-    "Answer",
-    "AnswerEnded",
-    "ArmBackoff",
-    "BackoffOver",
-    "BlockerEnded",
-    "CancelBackoff",
-    "DependentsLeft",
-    "DepsLooked",
-    "Effect",
-    "Event",
-    "Finished",
-    "GiveUpCmd",
-    "HoldForever",
-    "Launch",
-    "Leftover",
-    "Life",
-    "LookAtDeps",
-    "NobodyAnswers",
-    "Record",
-    "ReleaseStop",
-    "RequestStop",
-    "RestartCmd",
-    "RunEnded",
-    "Say",
-    "Shutdown",
-    "Spawn",
-    "Stage",
-    "StartCmd",
-    "StopCmd",
-    "TakeOver",
-    "Why",
-    "step",
+    "BACKOFF_MAX", "BACKOFF_RESET", "BACKOFF_START", "AdoptCmd", "Answer",
+    "AnswerEnded", "ArmBackoff", "BackoffOver", "BlockerEnded", "CancelBackoff",
+    "ChangedCmd", "DependentsLeft", "DepsLooked", "Effect", "Event", "Finished",
+    "Forget", "GiveUpCmd", "HoldForever", "Launch", "Leftover", "Life", "LookAtDeps",
+    "NobodyAnswers", "Record", "ReleaseStop", "RemoveCmd", "RequestStop", "RestartCmd",
+    "RunEnded", "Say", "Shutdown", "Spawn", "Stage", "StartCmd", "StopCmd", "TakeOver",
+    "Why", "step",
 ]
 
 
@@ -109,8 +83,9 @@ def step(life: Life, event: Event) -> tuple[Life, list[Effect]]:
 
 
 def _end(life: Life, *said: Effect) -> tuple[Life, list[Effect]]:
+    forget: list[Effect] = [Forget()] if life.removed else []
     return (replace(life, stage=Stage.ENDED, stops_after=(), waiting_for=(),
-                    restart_wanted=False), [*said, Finished()])
+                    restart_wanted=False), [*said, Finished(), *forget])
 
 
 def _begin(life: Life) -> tuple[Life, list[Effect]]:
@@ -332,9 +307,66 @@ def _nobody(life: Life, e: NobodyAnswers) -> tuple[Life, list[Effect]]:
     return life, []
 
 
+# -- reload: a process removed from the config, or changed in it -------------------------
+
+def _remove(life: Life, e: RemoveCmd) -> tuple[Life, list[Effect]]:
+    """A stop as any other (staged after its removed dependents), then forgotten."""
+    life = replace(life, removed=True, restart_wanted=False)
+    stage = life.stage
+    if life.leftover is not Leftover.NO:
+        return life, [Answer(False, f"{life.name} is a leftover, not in any config")]
+    if stage is Stage.RUNNING:
+        life = replace(life, stop_wanted=True)
+        if e.stopping:
+            return life, [Answer(True, "stopping")]
+        if e.after:
+            return replace(life, stops_after=e.after), [
+                Say(f"removed from the config: stops after {', '.join(e.after)}"),
+                Answer(True, f"stops after {', '.join(e.after)}")]
+        return replace(life, stops_after=()), [Say("removed from the config: stopping"),
+                                               RequestStop(), Answer(True, "stopping")]
+    life = replace(life, stop_wanted=True)
+    if stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
+        return _end(life, Say("removed from the config: not started"),
+                    Answer(True, "not started"))
+    if stage is Stage.BACKOFF:
+        return _end(life, CancelBackoff(), Say("removed from the config: restart cancelled"),
+                    Answer(True, "restart cancelled"))
+    return life, [Answer(True, "had ended"), Forget()]
+
+
+def _changed(life: Life, e: ChangedCmd) -> tuple[Life, list[Effect]]:
+    """Its settings changed: a running process is restarted (its stop as any other), one
+    in backoff starts now, one not started yet starts with them, one that ended starts
+    again."""
+    life = replace(life, policy=e.policy, has_deps=e.has_deps)
+    if life.leftover is not Leftover.NO:
+        return life, [Answer(False, f"{life.name} is a leftover; it is not restarted")]
+    if life.shutdown:
+        return life, [Answer(False, "not restarted: everything is stopping")]
+    stage = life.stage
+    if stage is Stage.RUNNING:
+        if e.stopping:
+            return life, [Answer(True, "stopping; the new settings apply at its next start")]
+        return (replace(life, restart_wanted=True, stop_wanted=True),
+                [Say("its settings changed (reload): restarting"), RequestStop(),
+                 Answer(True, "restarting")])
+    if stage is Stage.BACKOFF:
+        return (replace(life, stage=Stage.RUNNING, restarts=life.restarts + 1),
+                [CancelBackoff(), Spawn(), Answer(True, "restarting now")])
+    if stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
+        return life, [Answer(True, "starts with the new settings")]
+    if stage is Stage.ENDED:
+        life, effects = _start(life, StartCmd(left_running=e.left_running, ran=e.ran))
+        return life, [Answer(a.ok, "starting" if a.ok else a.text)
+                      if isinstance(a, Answer) else a for a in effects]
+    return life, [Answer(False, f"{life.name} is {_words(stage)}; not restarted")]
+
+
 _HANDLERS: dict[type, Callable[[Life, Any], tuple[Life, list[Effect]]]] = {
     Launch: _launch, DepsLooked: _deps_looked, BlockerEnded: _blocker_ended,
     RunEnded: _run_ended, BackoffOver: _backoff_over, StopCmd: _stop, RestartCmd: _restart,
     StartCmd: _start, GiveUpCmd: _give_up, AdoptCmd: _adopt, Shutdown: _shutdown,
     DependentsLeft: _dependents_left, ReleaseStop: _release, NobodyAnswers: _nobody,
+    RemoveCmd: _remove, ChangedCmd: _changed,
 }

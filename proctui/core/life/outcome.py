@@ -130,6 +130,7 @@ class RunRecord:
     watchdog_sec: float | None = None  # set when the run was stopped for a missed watchdog
     ready_timeout: float | None = None  # set when it was stopped for never becoming ready
     stop_reached: bool = True  # False: the stop signal found nothing left to stop
+    success_codes: tuple[int, ...] = (0,)  # exit codes that count as a clean end
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,17 +143,23 @@ class Outcome:
     sent: tuple[Sent, ...] = field(default_factory=tuple)
     left_behind: tuple[int, ...] = ()
     left_pids: tuple[int, ...] = ()  # everything this run left running
+    # Whether its exit code is one of its success_exit_codes; None: not told, and only
+    # code 0 is a success.
+    success_code: bool | None = None
 
     @property
     def clean(self) -> bool:
-        """Ended as asked: stopped on request, or exited by itself with code 0, and
-        nothing of it left running."""
+        """Ended as asked: stopped on request, or exited by itself with a success code
+        (0 unless configured), and nothing of it left running."""
         if self.left_behind:
             return False
         if self.kind is OutcomeKind.STOPPED:
             return True
-        return (self.kind is OutcomeKind.EXITED and self.status is not None
-                and self.status.code == 0)
+        if self.kind is not OutcomeKind.EXITED or self.status is None:
+            return False
+        if self.success_code is not None:
+            return self.success_code
+        return self.status.code == 0
 
     @property
     def left_running(self) -> bool:
@@ -183,10 +190,12 @@ def describe(r: RunRecord) -> Outcome:
     if r.left_behind and kind not in LEFT_RUNNING:
         text += f"; {pids_phrase(r.left_behind)} left behind (outside its process group)"
     since = r.stop_requested_at if r.stop_requested_at is not None else r.started_at
+    code = r.status.code if r.status is not None and r.status.known else None
     return Outcome(kind=kind, text=text, pid=r.pid, status=r.status,
                    duration=None if since is None else max(0.0, r.ended_at - since),
                    sent=r.sent, left_behind=r.left_behind,
-                   left_pids=r.left_running + r.left_behind)
+                   left_pids=r.left_running + r.left_behind,
+                   success_code=None if code is None else code in r.success_codes)
 
 
 def _words(r: RunRecord) -> tuple[OutcomeKind, str]:
@@ -231,6 +240,12 @@ def _gone(r: RunRecord) -> tuple[OutcomeKind, str]:
         r = replace(r, stop_requested_at=None)
     stop_sig = r.stop_signal if r.stop_requested_at is not None else None
     status = (r.status or ExitStatus(known=False)).describe(stop_sig)
+    code = r.status.code if r.status is not None and r.status.known else None
+    if code is not None:
+        if code != 0 and code in r.success_codes:
+            status += " (a success code)"
+        elif code == 0 and 0 not in r.success_codes and stop_sig is None:
+            status += " (not a success code)"
     failed_kind, prefix = OutcomeKind.STOPPED, ""
     if r.watchdog_sec is not None:
         failed_kind, prefix = OutcomeKind.WATCHDOG, \

@@ -63,6 +63,7 @@ class Life:
     stop_stage: int = 0  # its stage of a staged shutdown (0: none), of ``stop_stages``
     stop_stages: int = 0
     waiting_for: tuple[str, ...] = ()  # dependencies not met yet
+    removed: bool = False  # no longer in the config (reload): forgotten once it ends
 
     @property
     def over(self) -> bool:

@@ -18,6 +18,56 @@ from enum import Enum
 
 from proctui.config.spec import OnTimeout
 from proctui.core.life.outcome import EndKind, Reason, Who, seconds, setting, signal_name
+from proctui.core.life.stop_events import (
+    AbandonRequested,
+    Arm,
+    DeadlineReached,
+    Effect,
+    EndStopCommand,
+    Event,
+    ExtendRequested,
+    Finish,
+    GroupGone,
+    InteractiveChanged,
+    KillRequested,
+    Say,
+    Send,
+    SignalFailed,
+    StartStopCommand,
+    StopCommandEnded,
+    StopRequested,
+    WaitFailed,
+    WaitRequested,
+)
+
+__all__ = [
+    "EARLY",
+    "AbandonRequested",
+    "Arm",
+    "DeadlineAction",
+    "DeadlineReached",
+    "Effect",
+    "EndStopCommand",
+    "Event",
+    "ExtendRequested",
+    "Finish",
+    "GroupGone",
+    "InteractiveChanged",
+    "KillRequested",
+    "Phase",
+    "Policy",
+    "Say",
+    "Send",
+    "SignalFailed",
+    "StartStopCommand",
+    "StopCommandEnded",
+    "StopRequested",
+    "StopState",
+    "WaitFailed",
+    "WaitRequested",
+    "initial",
+    "step",
+]
 
 # A timer may fire a hair early; a deadline this close counts as reached.
 EARLY = 0.0005
@@ -54,100 +104,6 @@ class DeadlineAction(Enum):
     GIVE_UP = "give up"
 
 
-# -- events -------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class StopRequested:
-    at: float
-    watchdog_sec: float | None = None  # set when a missed watchdog asks for the stop
-    ready_timeout: float | None = None  # set when the process never became ready
-
-
-@dataclass(frozen=True, slots=True)
-class KillRequested:
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class ExtendRequested:
-    at: float
-    by: float
-    who: Who = Who.OPERATOR
-
-
-@dataclass(frozen=True, slots=True)
-class AbandonRequested:
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class WaitRequested:
-    """Wait for the process with no deadline at all."""
-
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class DeadlineReached:
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class GroupGone:
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class SignalFailed:
-    at: float
-    sig: int
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class WaitFailed:
-    at: float
-    error: str
-
-
-@dataclass(frozen=True, slots=True)
-class InteractiveChanged:
-    at: float
-    interactive: bool
-
-
-Event = (StopRequested | KillRequested | ExtendRequested | AbandonRequested | WaitRequested
-         | DeadlineReached | GroupGone | SignalFailed | WaitFailed | InteractiveChanged)
-
-
-# -- effects ------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    sig: int
-    reason: Reason
-
-
-@dataclass(frozen=True, slots=True)
-class Arm:
-    """Arm the deadline timer for this instant (None: disarm)."""
-
-    deadline: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Finish:
-    end: EndKind
-
-
-Effect = Send | Arm | Say | Finish
-
-
 # -- state --------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +115,8 @@ class Policy:
     interactive: bool = True  # somebody can answer "ask"; without, ask acts as kill
     max_stop_time: float | None = None  # caps what the process itself may ask for
     pgid: int = 0  # for the words only
+    stop_command: bool = False  # a stop command runs instead of the stop signal...
+    then_signal: bool = False  # ...or before it: the signal follows when it ends
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +138,7 @@ class StopState:
     watchdog_sec: float | None = None
     ready_timeout: float | None = None
     decisions: int = 0  # how often this stop has reached a decision: each one asks anew
+    command_running: bool = False  # the stop command runs (bounded by the deadline)
     end: EndKind | None = None
     error: str = ""
 
@@ -231,6 +190,8 @@ def step(s: StopState, e: Event) -> Result:
         return _finish(replace(s, error=e.error), end)
     if isinstance(e, WaitFailed):
         return _finish(replace(s, error=e.error), EndKind.WAIT_FAILED)
+    if isinstance(e, StopCommandEnded):
+        return _command_ended(s)
     if isinstance(e, InteractiveChanged):
         s = replace(s, policy=replace(s.policy, interactive=e.interactive))
         if s.phase is Phase.DECIDING and not e.interactive:
@@ -248,7 +209,7 @@ def _stop(s: StopState, e: StopRequested) -> Result:
     why = f"watchdog timeout after {setting(e.watchdog_sec)}: " \
         if e.watchdog_sec is not None else \
         f"not ready within {setting(e.ready_timeout)}: " if e.ready_timeout is not None else ""
-    if p.stop_signal == signal.SIGKILL:
+    if p.stop_signal == signal.SIGKILL and not p.stop_command:
         # SIGKILL is the configured stop signal: the stop request is the kill itself,
         # and a death by it is a clean stop. Wait kill_timeout for it to take.
         deadline = at + p.kill_timeout
@@ -262,6 +223,12 @@ def _stop(s: StopState, e: StopRequested) -> Result:
     s = replace(s, phase=Phase.STOPPING, stop_requested_at=at, deadline=deadline,
                 window_start=at, timeout_total=p.stop_timeout, watchdog_sec=e.watchdog_sec,
                 ready_timeout=e.ready_timeout)
+    if p.stop_command:
+        then = f", then {signal_name(p.stop_signal)}" if p.then_signal else ""
+        s = replace(s, command_running=True)
+        return s, (StartStopCommand(), Arm(deadline),
+                   Say(f"{why}stop command started{then}; {_action_words(s)} in "
+                       f"{setting(p.stop_timeout)}"))
     effects: list[Effect] = [Send(p.stop_signal, Reason.STOP_REQUEST)]
     if p.stop_signal != signal.SIGCONT:
         effects.append(Send(signal.SIGCONT, Reason.CONTINUE))
@@ -271,7 +238,38 @@ def _stop(s: StopState, e: StopRequested) -> Result:
     return s, tuple(effects)
 
 
+def _command_ended(s: StopState) -> Result:
+    """The stop command is over: with ``then_signal`` the stop signal follows, within the
+    deadline already running."""
+    if not s.command_running:
+        return s, ()
+    s = replace(s, command_running=False)
+    if not s.policy.then_signal or s.phase is not Phase.STOPPING:
+        return s, ()
+    p = s.policy
+    effects: list[Effect] = [Send(p.stop_signal, Reason.STOP_REQUEST)]
+    if p.stop_signal not in (signal.SIGCONT, signal.SIGKILL):
+        effects.append(Send(signal.SIGCONT, Reason.CONTINUE))
+    effects.append(Say(f"{signal_name(p.stop_signal)} sent to process group {p.pgid} after "
+                       "the stop command"))
+    return s, tuple(effects)
+
+
+def _end_command(s: StopState, why: str = "its deadline came") -> \
+        tuple[StopState, tuple[Effect, ...]]:
+    """At the deadline (or a kill) the stop command is over too."""
+    if not s.command_running:
+        return s, ()
+    return replace(s, command_running=False), (EndStopCommand(why),)
+
+
 def _kill(s: StopState, at: float, reason: Reason, why: str = "") -> Result:
+    s, ended = _end_command(s, "the process is being killed")
+    result = _kill_group(s, at, reason, why)
+    return result[0], ended + result[1]
+
+
+def _kill_group(s: StopState, at: float, reason: Reason, why: str = "") -> Result:
     p = s.policy
     if s.phase is Phase.KILLING and s.kill_sent_at is not None:
         # Already killed: an operator's kill sends it again, and nothing else changes.
@@ -353,6 +351,12 @@ def _deadline(s: StopState, at: float) -> Result:
         return _finish(s, EndKind.UNKILLABLE)
     if s.phase is not Phase.STOPPING:
         return s, ()
+    s, ended = _end_command(s)
+    s, effects = _at_deadline(s, at)
+    return s, ended + effects
+
+
+def _at_deadline(s: StopState, at: float) -> Result:
     action = _policy_action(s.policy)
     if action is DeadlineAction.KILL:
         total = f" ({setting(s.timeout_total)})" if s.timeout_total is not None else ""

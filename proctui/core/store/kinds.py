@@ -24,5 +24,7 @@ class Kind(StrEnum):
     DECISION = "decision"  # the operator's kill, abandon or wait
     COMMAND = "command"  # a command over the control socket, and who sent it (uid, ssh)
     OUTCOME = "outcome"  # how a run ended
+    RELOAD = "reload"  # the config was read again: what was added, removed, changed
+    STOP_COMMAND = "stop-command"  # a run's stop command started, or how it ended
     JOURNAL_FULL = "journal-full"  # the file reached its size: nothing more is written
     CHATTER_FULL = "journal-chatter-full"  # only entries that matter are written from here

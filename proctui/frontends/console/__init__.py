@@ -22,7 +22,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 leftover_defaults: ProcessSpec | None = None,
                 hint: tuple[tuple[str, str], ...] = (),
                 stop_after: float | None = None, refresh_hz: float | None = None,
-                on_hangup: OnHangup = OnHangup.STOP, source: str = "") -> int:
+                on_hangup: OnHangup = OnHangup.STOP, source: str = "",
+                reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
     """Open the console on ``specs``; returns proctui's exit status once all have ended."""
     from proctui.core.supervisor import Supervisor
     from proctui.frontends import hangup
@@ -52,7 +53,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
         sup.start()
-        served, _error = serve(sup, run_dir, source)
+        served, _error = serve(sup, run_dir, source, reload_from)
         if served is not None:
             servers.append(served)
         try:

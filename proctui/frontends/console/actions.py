@@ -10,10 +10,11 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from textual import events
+from textual.containers import Container
 from textual.widgets import Input
 
 from proctui.core.life.stop import Phase
-from proctui.core.view import Reply
+from proctui.core.view import ProcessView, Reply
 from proctui.frontends.console.dialogs import (
     ConfirmScreen,
     Decision,
@@ -21,6 +22,7 @@ from proctui.frontends.console.dialogs import (
     LeaveScreen,
     TimelineScreen,
 )
+from proctui.frontends.console.output import ProcessPane
 
 if TYPE_CHECKING:
     from proctui.frontends.console.app import ProctuiApp
@@ -102,6 +104,22 @@ class ProcessActions(_Base):
 
 
 class PaneActions(_Base):
+    def with_panes(self, views: list[ProcessView]) -> list[ProcessView]:
+        """``views``, each with its pane: a reload adds and removes processes."""
+        names = {v.name for v in views}
+        if not views or names == set(self.panes):
+            return views
+        for name in [n for n in self.panes if n not in names]:
+            self.panes.pop(name).remove()
+        for view in views:
+            if view.name not in self.panes:
+                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
+                self.panes[view.name] = pane
+                self.query_one("#panes", Container).mount(pane)
+        self.views = views
+        self._layout()
+        return views
+
     def action_zoom(self) -> None:
         self.grid = not self.grid
         self._layout()

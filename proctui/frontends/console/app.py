@@ -230,7 +230,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
-        self.views = views = self.core.views()
+        self.views = views = self.with_panes(self.core.views())
         if self._frozen is None:
             self._soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""

@@ -31,6 +31,7 @@ from proctui.frontends.console.keys import (
     help_rows,
     reading_line,
 )
+from proctui.frontends.words import started_words
 
 ARMING = 0.5  # seconds during which a new dialog ignores keys
 
@@ -99,7 +100,7 @@ class AskScreen(ModalScreen[Decision]):
         since = seconds(self._now - (v.stop_requested_at or self._now))
         status = f" · {v.status}" if v.status else ""
         self.query_one("#ask-when", Static).update(Text(
-            f"stop timeout reached, {v.stop_signal} sent {since} ago{status}"))
+            f"stop timeout reached, {started_words(v)} {since} ago{status}"))
         if not self.armed:
             words = Text("arming: keys are ignored for a moment…", style="bold yellow")
         else:

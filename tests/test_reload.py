@@ -1,0 +1,220 @@
+"""``proctui reload``: added processes start, removed ones stop (staged, with their
+countdowns) and are forgotten, changed ones restart, the rest keep their pids; a config
+that no longer parses changes nothing. The life machine decides; real processes show it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from proctui.config import RestartPolicy
+from proctui.core.life import machine as life
+from proctui.core.life.machine import Life, Stage
+from tests.children import POLITE
+from tests.conftest import PY, alive, pyspec, wait_until
+from tests.test_detach import detached, toml_str  # noqa: F401 (a fixture)
+
+# -- the machine ----------------------------------------------------------------------------
+
+
+def test_removing_a_running_process_stops_it_then_forgets_it():
+    running = Life("old", stage=Stage.RUNNING)
+    after, effects = life.step(running, life.RemoveCmd())
+    assert after.removed and after.stop_wanted
+    assert life.RequestStop() in effects and life.Forget() not in effects
+    ended, effects = life.step(after, life.RunEnded(True, True, False, 5.0))
+    assert ended.stage is Stage.ENDED
+    assert effects[-2:] == [life.Finished(), life.Forget()]
+
+
+def test_a_removed_process_that_exits_is_not_restarted():
+    running = Life("old", policy=RestartPolicy.ALWAYS, stage=Stage.RUNNING)
+    after, _ = life.step(running, life.RemoveCmd())
+    ended, effects = life.step(after, life.RunEnded(True, False, False, 5.0))
+    assert ended.stage is Stage.ENDED and life.Forget() in effects
+
+
+def test_removing_waits_for_removed_dependents_and_forgets_what_never_ran():
+    after, effects = life.step(Life("db", stage=Stage.RUNNING), life.RemoveCmd(("web",)))
+    assert after.stops_after == ("web",) and life.RequestStop() not in effects
+    _, effects = life.step(after, life.DependentsLeft(()))
+    assert life.RequestStop() in effects
+    for stage in (Stage.WAITING, Stage.NEW, Stage.ENDED):
+        _, effects = life.step(Life("x", stage=stage), life.RemoveCmd())
+        assert life.Forget() in effects, stage
+    _, effects = life.step(Life("x", stage=Stage.BACKOFF), life.RemoveCmd())
+    assert life.CancelBackoff() in effects and life.Forget() in effects
+
+
+def test_a_changed_process_restarts_by_the_machine():
+    after, effects = life.step(Life("w", stage=Stage.RUNNING),
+                               life.ChangedCmd(RestartPolicy.ALWAYS, False))
+    assert after.restart_wanted and after.policy is RestartPolicy.ALWAYS
+    assert life.RequestStop() in effects
+    again, effects = life.step(after, life.RunEnded(False, True, False, 1.0))
+    assert again.stage is Stage.RUNNING and life.Spawn() in effects
+    _, effects = life.step(Life("w", stage=Stage.ENDED), life.ChangedCmd(RestartPolicy.NO,
+                                                                         False))
+    assert life.Spawn() in effects
+    _, effects = life.step(Life("w", stage=Stage.RUNNING, shutdown=True),
+                           life.ChangedCmd(RestartPolicy.NO, False))
+    assert effects == [life.Answer(False, "not restarted: everything is stopping")]
+
+
+# -- in process -----------------------------------------------------------------------------
+
+
+def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
+    keep, change, old = pyspec("keep", POLITE), pyspec("change", POLITE), pyspec("old", POLITE)
+    h = harness([keep, change, old])
+    for name in ("keep", "change", "old"):
+        h.wait_output(name, "ready")
+    before = {v.name: v.pid for v in h.sup.views()}
+    new = pyspec("new", POLITE)
+    reply = h.sup.reload([keep, replace(change, stop_timeout=3.0), new]).result(5).result(15)
+    assert reply.ok
+    lines = reply.text.splitlines()
+    assert lines[0] == "added new"
+    assert lines[1].startswith("removed old: stopped after "), lines
+    assert lines[1].endswith("s: exit code 0"), lines
+    assert lines[2:] == ["changed change: restarting", "unchanged: keep"]
+    assert not alive(before["old"])
+    wait_until(lambda: {v.name for v in h.sup.views()} == {"keep", "change", "new"}, 10,
+               "old forgotten")
+    h.wait_output("new", "ready")
+    wait_until(lambda: h.view("change").pid not in (None, before["change"]) and
+               h.view("change").phase.value == "running", 10, "change restarted")
+    assert h.view("keep").pid == before["keep"]
+    assert h.view("change").restarts == 1
+    # It is gone for commands too, and the reply to another reload says nothing changed.
+    try:
+        h.sup.stop("old").result(5)
+        raise AssertionError("old is still known")
+    except KeyError:
+        pass
+    again = h.sup.reload([keep, replace(change, stop_timeout=3.0), new]).result(5).result(5)
+    assert again.text == "unchanged: keep, change, new"
+
+
+def test_removed_processes_stop_in_dependency_order(harness):
+    db = pyspec("db", POLITE)
+    web = pyspec("web", POLITE, depends_on=(("db", None),))
+    other = pyspec("other", POLITE)
+    h = harness([db, web, other])
+    for name in ("db", "web", "other"):
+        h.wait_output(name, "ready")
+    reply = h.sup.reload([other]).result(5).result(15)
+    assert "removed db: stopped after" in reply.text and "removed web: stopped" in reply.text
+    h.wait_notice("db", "removed from the config: stops after web")
+    ended = [name for name, _ in h.sup.outcomes()]
+    assert ended.index("web") < ended.index("db"), ended
+
+
+def test_no_reload_while_everything_stops(harness):
+    a = pyspec("a", POLITE)
+    h = harness([a])
+    h.wait_output("a", "ready")
+    h.sup.stop_all()
+    reply = h.sup.reload([a, pyspec("b", POLITE)]).result(5).result(5)
+    assert not reply.ok and reply.text == "not reloaded: everything is stopping"
+
+
+# -- the command, against a detached supervisor -------------------------------------------
+
+
+def config_text(*names: str, extra: dict[str, str] | None = None) -> str:
+    out = []
+    for name in names:
+        out.append(f"[processes.{name}]\ncmd = [{toml_str(PY)}, \"-c\", {toml_str(POLITE)}]\n"
+                   f"{(extra or {}).get(name, '')}\n")
+    return "\n".join(out)
+
+
+def test_the_reload_command(tmp_path: Path, detached):  # noqa: F811
+    config = tmp_path / "proctui.toml"
+    config.write_text(config_text("db", "cache", "worker", "old"))
+    d = detached(config)
+    pids = {n: p["pid"] for n, p in d.status().items()}
+    config.write_text(config_text("db", "cache", "worker", "web",
+                                  extra={"worker": "stop_timeout = 3"}))
+    got = d.ctl("reload")
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[0] == "added web"
+    assert lines[1].startswith("removed old: stopped after ") and \
+        lines[1].endswith(": exit code 0"), lines
+    assert lines[2:] == ["changed worker: restarting", "unchanged: db, cache"]
+    status = d.wait_for("web", "running", lambda p: p["state"] == "running")
+    assert status is not None
+    now = d.status()
+    assert set(now) == {"db", "cache", "worker", "web"}
+    assert now["db"]["pid"] == pids["db"] and now["cache"]["pid"] == pids["cache"]
+    # A config that no longer parses: the one-line error, exit 2, nothing changed.
+    config.write_text(config_text("db") + "\n[processes.db2]\ncmd = 5\n")
+    bad = d.ctl("reload")
+    assert bad.returncode == 2, bad
+    assert bad.stdout == ""
+    assert bad.stderr.splitlines() == [
+        f"proctui: error: {config}: process 'db2': key 'cmd': expected a string or a list "
+        "of strings, got 5"]
+    assert set(d.status()) == {"db", "cache", "worker", "web"}
+    assert d.status()["db"]["pid"] == pids["db"]
+    journal = [json.loads(line) for line in
+               (d.run_dir / "journal.jsonl").read_text().splitlines()]
+    reloads = [e for e in journal if e["kind"] == "reload"]
+    assert len(reloads) == 1 and reloads[0]["added"] == ["web"]
+    assert d.ctl("down").returncode == 0
+
+
+def test_reload_of_commands_is_refused(tmp_path: Path):
+    import subprocess
+    import sys
+
+    run_dir = tmp_path / "run"
+    up = subprocess.run([sys.executable, "-m", "proctui", "up", "--run-dir", str(run_dir),
+                         "sleep 60"], capture_output=True, text=True, timeout=60,
+                        cwd=tmp_path)
+    assert up.returncode == 0, up
+    try:
+        got = subprocess.run([sys.executable, "-m", "proctui", "reload", "--run-dir",
+                              str(run_dir)], capture_output=True, text=True, timeout=60)
+        assert got.returncode == 1
+        assert "started from commands, not from a file" in got.stderr
+    finally:
+        subprocess.run([sys.executable, "-m", "proctui", "down", "--run-dir", str(run_dir)],
+                       capture_output=True, timeout=60)
+
+
+async def test_the_console_shows_a_process_a_reload_added():
+    from tests.test_console import console, pane_text, screen, until
+
+    a = pyspec("alpha", POLITE)
+    async with console([a]) as (app, pilot, sup):
+        await until(pilot, lambda: "ready" in sup.buffer("alpha").read(0).lines)
+        sup.reload([a, pyspec("beta", POLITE)]).result(5).result(10)
+        await until(pilot, lambda: "beta" in screen(app), what="beta's row")
+        await pilot.press("2")
+        await until(pilot, lambda: "ready" in pane_text(app), what="beta's output")
+        assert app.selected_view.name == "beta"
+        sup.reload([a]).result(5).result(15)
+        await until(pilot, lambda: "beta" not in screen(app), what="beta gone")
+        await pilot.press("1")
+        assert app.selected_view.name == "alpha"
+
+
+def test_a_name_still_stopping_from_the_last_reload_is_not_added_again(harness):
+    from tests.children import STUBBORN
+
+    keep, slow = pyspec("keep", POLITE), pyspec("slow", STUBBORN, stop_timeout=30)
+    h = harness([keep, slow])
+    h.wait_output("slow", "ready")
+    first = h.sup.reload([keep]).result(5)  # the answer waits; slow keeps stopping
+    second = h.sup.reload([keep, slow]).result(5).result(5)
+    assert not second.ok
+    assert second.text == ("not reloaded: slow is still stopping after the last reload; "
+                           "reload again once it has ended")
+    third = h.sup.reload([keep]).result(5).result(5)
+    assert third.text == "unchanged: keep"
+    h.sup.kill("slow")
+    assert first.result(10).text.startswith("removed slow: killed with SIGKILL by operator")
