@@ -27,7 +27,6 @@ from proctui.config import (
     ProcessSpec,
     load,
 )
-from proctui.core.life.outcome import setting, signal_name
 
 
 @cli.command()
@@ -247,34 +246,21 @@ def _run_dir_of(file: Path | None) -> Path:
 @_file_option
 @click.argument("commands", nargs=-1)
 def check(file: Path | None, commands: tuple[str, ...]) -> None:
-    """Validate the config and print the processes it resolves to."""
+    """Validate the config and print every setting of each process as resolved; warn
+    (on stderr, exit status 0) about a program that is neither on PATH nor a file."""
+    from proctui.frontends.settings import report
+
     config = _load(file, commands, Overrides())
-    count = len(config.processes)
-    click.echo(f"{config.source}: {count} process{'es' if count != 1 else ''}, OK")
-    for spec in config.processes:
-        click.echo(describe(spec))
-
-
-def describe(spec: ProcessSpec) -> str:
-    argv = " ".join(spec.argv) if not spec.shell else f"/bin/sh -c {spec.cmd!r}"
-    lines = [
-        f"[{spec.name}]",
-        f"  cmd           {argv}",
-        f"  cwd           {spec.cwd}",
-        f"  stop          {signal_name(spec.stop_signal)}, then {spec.on_timeout.value} after "
-        f"{setting(spec.stop_timeout)}; SIGKILL gives up after {setting(spec.kill_timeout)}; "
-        f"extend by {setting(spec.extend_step)}",
-        f"  restart       {spec.restart.value}",
-        f"  scrollback    {spec.scrollback} lines, max line length {spec.max_line_length}",
-    ]
-    if spec.env:
-        lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
-    return "\n".join(lines)
+    lines, warnings = report(config, config.path or config.base_dir)
+    for line in lines:
+        click.echo(line)
+    for line in warnings:
+        click.echo(f"proctui check: warning: {line}", err=True)
 
 
 # The commands that talk to a running supervisor, and export, live in their own modules;
 # importing them adds them to the group above.
-from proctui import cli_control, cli_export  # noqa: E402,F401
+from proctui import cli_control, cli_export, cli_more  # noqa: E402,F401
 
 
 def main() -> None:

@@ -103,8 +103,11 @@ def detail(view: ProcessView, now: float) -> str:
     if phase is Phase.RUNNING:
         return running_words(view, now)
     if phase is Phase.DECIDING:
-        return (f"stop timeout reached: waiting for a decision (proctui kill|extend|abandon "
-                f"{view.name}, or proctui attach)")
+        waited = now - view.decision_since if view.decision_since is not None else None
+        so_far = "" if waited is None else \
+            f", {f'{max(0, int(waited))}s' if waited < 60 else duration(waited)} so far"
+        return (f"stop timeout reached: waiting for a decision{so_far} (proctui "
+                f"kill|extend|abandon {view.name}, or proctui attach)")
     if phase.stopping:
         cd = countdown(view, now)
         return cd.text if cd is not None else phase.value
@@ -140,7 +143,8 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     words = [f"supervisor pid {hello.get('pid')}, up {up}", f"run dir {hello.get('run_dir')}",
              f"{consoles} console{'s' if consoles != 1 else ''} attached"]
     if state.get("shutting_down"):
-        words.append("stopping everything")
+        why = state.get("shutdown_why")
+        words.append("stopping everything" + (f" ({why})" if why else ""))
     out.write(clean(" · ".join(words)) + "\n")
     return 0
 
