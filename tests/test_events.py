@@ -5,8 +5,8 @@ a real detached supervisor and real processes."""
 from __future__ import annotations
 
 import json
-import subprocess
 import re
+import subprocess
 import threading
 from pathlib import Path
 

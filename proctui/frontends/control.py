@@ -26,7 +26,7 @@ from proctui.core.store.rundir import default_run_dir
 from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
-from proctui.frontends.words import countdown, duration, look, running_words
+from proctui.frontends.words import countdown, duration, look, run_mark, running_words
 from proctui.protocol import commands
 from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
@@ -199,10 +199,18 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     if not follow:
         return 0
     conn.send(commands.Watch([name], start={name: page.next}))
+    seen = conn.views.get(name)
     while True:
         message = conn.event()  # raises NotAnswering when the supervisor falls silent
         if message is None:
             return 0  # the supervisor ended
+        if message.get("t") == "views":
+            conn._views(message)
+            now = conn.views.get(name)
+            mark = run_mark(seen, now)
+            seen = now
+            if mark:
+                out.write(clean(f"── {name}: {mark} ──") + "\n")
         if message.get("t") == "out" and message.get("n") == name:
             if message.get("d"):
                 out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
