@@ -149,3 +149,15 @@ def test_extend_words_for_every_bad_form(tmp_path, detached):  # noqa: F811
     assert got.returncode == 1, got
     assert got.stdout.strip()
     proctui("down", "--run-dir", str(d.run_dir), cwd=tmp_path)
+
+
+def test_a_reader_that_goes_away_ends_the_stream_while_nothing_changes(tmp_path,
+                                                                       detached):  # noqa: F811
+    quiet = tmp_path / "quiet.toml"
+    quiet.write_text(f'[processes.idle]\ncmd = [{toml_str(PY)}, "-c", '
+                     f'"import time; time.sleep(300)"]\n')
+    d = detached(quiet)
+    piped = subprocess.run(f"{PY} -m proctui events --json --run-dir {d.run_dir} | head -1",
+                           shell=True, capture_output=True, text=True, timeout=30)
+    assert json.loads(piped.stdout)["event"] == "hello" and piped.stderr == ""
+    proctui("down", "--run-dir", str(d.run_dir), cwd=tmp_path)

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import select
+import socket
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -127,6 +131,33 @@ def text(event: dict[str, Any]) -> str:
     return clean(f"{when} {name + ': ' if name else ''}{words}")
 
 
+def _watch_reader(out: TextIO, conn: Connection) -> None:
+    """``proctui events | head -1``: the reader goes away while nothing changes, and
+    nothing would be written to find out for hours. A thread sleeps in poll() on our
+    stdout until it errs (the reader closed the pipe), then ends the connection, so the
+    stream ends as if the supervisor had (its last writes go to /dev/null)."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+
+    def watch() -> None:
+        poller = select.poll()
+        try:
+            poller.register(fd, 0)  # only errors and hang-ups wake us
+            poller.poll()
+        except (OSError, ValueError):
+            return
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+        with contextlib.suppress(OSError):
+            conn.sock.shutdown(socket.SHUT_RDWR)
+
+    threading.Thread(target=watch, name="proctui-events-reader", daemon=True).start()
+
+
 def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -> int:
     """Print each change until the supervisor ends (exit status 0); a supervisor that
     falls silent raises NotAnswering (one line, exit status 2)."""
@@ -142,6 +173,7 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -
         out.write((json.dumps(event) if as_json else text(event)) + "\n")
         out.flush()  # a script reads each line as it comes
 
+    _watch_reader(out, conn)
     conn.send(Hello("events"))  # said what it is: never closed for idleness
     say(hello(conn, names))
     said: set[str] = set()
