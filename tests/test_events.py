@@ -23,6 +23,7 @@ def config(tmp_path: Path) -> Path:
 [processes.crash]
 cmd = [{toml_str(PY)}, "-c", {toml_str(CRASH)}]
 restart = "on-failure"
+ready = {{ log = "up" }}
 
 [processes.stubborn]
 cmd = [{toml_str(PY)}, "-c", {toml_str(STUBBORN)}]
@@ -78,6 +79,8 @@ def test_events_json_follows_a_run_from_hello_to_end(tmp_path, detached):  # noq
         hello = everything.wait_for("hello")
         assert hello["schema"] == 1 and hello["supervisor"]["pid"] == d.pid
         assert {p["name"] for p in hello["processes"]} == {"crash", "stubborn"}
+        ready = everything.wait_for("ready", "crash")
+        assert ready["after_s"] is not None and 0 <= ready["after_s"] < 30
         restart = everything.wait_for("restart", "crash")
         assert restart["restarts"] >= 1
         outcome = everything.wait_for("outcome", "crash")
