@@ -29,7 +29,6 @@ from proctui.config import (
     ProcessSpec,
     load,
 )
-from proctui.core.life.outcome import setting, signal_name
 
 
 @cli.command()
@@ -136,7 +135,6 @@ def _reloader(config: Config, overrides: Overrides) -> \
 def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float | None,
             file: Path | None,
             reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
-    import shlex
 
     from proctui.core.store.rundir import default_run_dir
     from proctui.frontends.daemon import detach
@@ -264,51 +262,21 @@ def _run_dir_of(file: Path | None) -> Path:
 @_file_option
 @click.argument("commands", nargs=-1)
 def check(file: Path | None, commands: tuple[str, ...]) -> None:
-    """Validate the config and print the processes it resolves to."""
+    """Validate the config and print every setting of each process as resolved; warn
+    (on stderr, exit status 0) about a program that is neither on PATH nor a file."""
+    from proctui.frontends.settings import report
+
     config = _load(file, commands, Overrides())
-    count = len(config.processes)
-    click.echo(f"{config.source}: {count} process{'es' if count != 1 else ''}, OK")
-    for spec in config.processes:
-        click.echo(describe(spec))
-
-
-def describe(spec: ProcessSpec) -> str:
-    argv = " ".join(spec.argv) if not spec.shell else f"/bin/sh -c {spec.cmd!r}"
-    lines = [
-        f"[{spec.name}]",
-        f"  cmd           {argv}",
-        f"  cwd           {spec.cwd}",
-        f"  stop          {signal_name(spec.stop_signal)}, then {spec.on_timeout.value} after "
-        f"{setting(spec.stop_timeout)}; SIGKILL gives up after {setting(spec.kill_timeout)}; "
-        f"extend by {setting(spec.extend_step)}",
-        f"  restart       {spec.restart.value}",
-        f"  scrollback    {spec.scrollback} lines, max line length {spec.max_line_length}",
-    ]
-    if spec.env:
-        lines.append("  env           " + " ".join(f"{k}={v!r}" for k, v in spec.env))
-    lines += _peer_settings(spec)
-    return "\n".join(lines)
-
-
-def _peer_settings(spec: ProcessSpec) -> list[str]:
-    """success_exit_codes, stop_command, silence_warning: shown when set."""
-    lines = []
-    if spec.success_exit_codes != (0,):
-        lines.append("  success exit  " + (", ".join(map(str, spec.success_exit_codes))
-                                            or "none"))
-    if spec.stop_command:
-        then = ", then " if spec.stop_command_then_signal else " instead of "
-        lines.append(f"  stop command  {shlex.join(spec.stop_command)}{then}"
-                     f"{signal_name(spec.stop_signal)}")
-    if spec.silence_warning is not None:
-        lines.append(f"  silence       marked silent after {setting(spec.silence_warning)} "
-                     "without output")
-    return lines
+    lines, warnings = report(config, config.path or config.base_dir)
+    for line in lines:
+        click.echo(line)
+    for line in warnings:
+        click.echo(f"proctui check: warning: {line}", err=True)
 
 
 # The commands that talk to a running supervisor, and export, live in their own modules;
 # importing them adds them to the group above.
-from proctui import cli_control, cli_export, cli_reload  # noqa: E402,F401
+from proctui import cli_control, cli_export, cli_more, cli_reload  # noqa: E402,F401
 
 
 def main() -> None:

@@ -107,15 +107,23 @@ for _op in ("stop", "start", "restart", "kill", "abandon"):
 @cli.command(help=Extend.help(), context_settings={"ignore_unknown_options": True})
 @where_options
 @click.argument("name")
-@click.argument("seconds")
+@click.argument("seconds", required=False)
+@click.option("--no-deadline", is_flag=True,
+              help="Wait for it with no deadline (the console's w), instead of SECONDS.")
 def extend(file: Path | None, run_dir: Path | None, host: str | None, name: str,
-           seconds: str) -> None:
+           seconds: str | None, no_deadline: bool) -> None:
     from proctui.cli_base import bad_duration
     from proctui.config.values import MAX_SECONDS, parse_duration
     from proctui.frontends import control
 
+    if no_deadline or seconds is None:
+        if no_deadline == (seconds is not None):
+            _fail("extend: give SECONDS (10, 1.5, 10s, 2m, 1h30m) or --no-deadline"
+                  + (", not both" if no_deadline else ""))
+        _control(file, run_dir, lambda conn: control.act(conn, "wait", (name,), sys.stdout),
+                 host)
     # A string, not a click type: "-5" must be a bad value, not an unknown option.
-    by = parse_duration(seconds)
+    by = parse_duration(seconds or "")
     if by is None or not 0 < by <= MAX_SECONDS:
         _fail(f"extend: SECONDS {bad_duration(seconds)}")
     _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,

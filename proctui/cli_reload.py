@@ -16,8 +16,8 @@ from proctui.protocol.commands import Reload
 
 @cli.command(help=Reload.help())
 @where_options
-def reload(file: Path | None, run_dir: Path | None) -> None:
-    _control(file, run_dir, _reload)
+def reload(file: Path | None, run_dir: Path | None, host: str | None) -> None:
+    _control(file, run_dir, _reload, host)
 
 
 def _reload(conn) -> int:  # type: ignore[no-untyped-def]

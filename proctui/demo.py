@@ -35,6 +35,7 @@ cmd = [{python}, "-m", "proctui.demo", "clean-web"]
 
 [processes.slow-8s]     # needs about 8 s to shut down: extend its deadline to let it
 cmd = [{python}, "-m", "proctui.demo", "slow-8s"]
+on_timeout = "ask"      # not extended, it asks too, beside ignores-term: "1 of 2 waiting"
 
 [processes.ignores-term]  # ignores SIGTERM: at its deadline you decide
 cmd = [{python}, "-m", "proctui.demo", "ignores-term"]

@@ -106,4 +106,4 @@ def test_check_prints_it(tmp_path):
     path.write_text('[processes.a]\ncmd = "x"\nsilence_warning = "5m"\n')
     result = subprocess.run([sys.executable, "-m", "proctui", "check", "-f", str(path)],
                             capture_output=True, text=True, timeout=60)
-    assert "  silence       marked silent after 300s without output\n" in result.stdout
+    assert "  silence        marked silent after 300s without output\n" in result.stdout

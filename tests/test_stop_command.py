@@ -75,9 +75,9 @@ def test_config_string_list_and_then_signal(tmp_path):
     assert b.stop_command == ("nginx", "-s", "quit") and b.stop_command_then_signal
     result = subprocess.run([sys.executable, "-m", "proctui", "check", "-f", str(path)],
                             capture_output=True, text=True, timeout=60)
-    assert "  stop command  /bin/sh -c 'exec curl -X POST localhost/quit' instead of " \
+    assert "  stop_command   /bin/sh -c 'exec curl -X POST localhost/quit' instead of " \
            "SIGTERM" in result.stdout, result.stdout
-    assert "  stop command  nginx -s quit, then SIGTERM" in result.stdout
+    assert "  stop_command   nginx -s quit, then SIGTERM" in result.stdout
 
 
 @pytest.mark.parametrize(("text", "said"), [

@@ -26,7 +26,7 @@ def test_the_key_in_defaults_and_per_process(tmp_path):
     assert b.success_exit_codes == (3, 0)
     result = subprocess.run([sys.executable, "-m", "proctui", "check", "-f", str(path)],
                             capture_output=True, text=True, timeout=60)
-    assert "  success exit  0, 143\n" in result.stdout, result
+    assert "  success codes  0, 143\n" in result.stdout, result
 
 
 @pytest.mark.parametrize(("value", "said"), [

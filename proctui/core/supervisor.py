@@ -336,6 +336,13 @@ class Supervisor:
         """Someone asked to stop (or abandon) everything."""
         return self._shutdown_requested
 
+    @property
+    def shutdown_why(self) -> str | None:
+        """Why the shutdown began (the journal's words), once it has."""
+        engine = self._engine
+        why = engine.shutdown_why if engine is not None else None
+        return why.value if why is not None else None
+
     # -- reading state (any thread) -----------------------------------------------------
 
     def snapshot(self) -> CoreSnapshot:

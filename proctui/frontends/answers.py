@@ -95,7 +95,8 @@ def status_json(conn: Connection, now: float) -> dict[str, Any]:
         "pid": hello.get("pid"), "version": hello.get("version"),
         "source": hello.get("source"), "run_dir": hello.get("run_dir"),
         "started": hello.get("started"), "consoles": st.get("consoles", 0),
-        "shutting_down": st.get("shutting_down"), "all_ended": st.get("all_ended"),
+        "shutting_down": st.get("shutting_down"), "shutdown_why": st.get("shutdown_why"),
+        "all_ended": st.get("all_ended"),
         "exit_status": st.get("exit_status")},
         "processes": [process_json(v, now) for v in conn.ordered_views()]}
 

@@ -27,7 +27,7 @@ from proctui.core.store.rundir import default_run_dir
 from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
-from proctui.frontends.words import countdown, duration, look, running_words
+from proctui.frontends.words import countdown, duration, look, run_mark, running_words
 from proctui.protocol import commands
 from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
@@ -116,8 +116,11 @@ def detail(view: ProcessView, now: float) -> str:
     if phase is Phase.RUNNING:
         return running_words(view, now)
     if phase is Phase.DECIDING:
-        return (f"stop timeout reached: waiting for a decision (proctui kill|extend|abandon "
-                f"{view.name}, or proctui attach)")
+        waited = now - view.decision_since if view.decision_since is not None else None
+        so_far = "" if waited is None else \
+            f", {f'{max(0, int(waited))}s' if waited < 60 else duration(waited)} so far"
+        return (f"stop timeout reached: waiting for a decision{so_far} (proctui "
+                f"kill|extend|abandon {view.name}, or proctui attach)")
     if phase.stopping:
         cd = countdown(view, now)
         return cd.text if cd is not None else phase.value
@@ -153,7 +156,8 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     words = [f"supervisor pid {hello.get('pid')}, up {up}", f"run dir {hello.get('run_dir')}",
              f"{consoles} console{'s' if consoles != 1 else ''} attached"]
     if state.get("shutting_down"):
-        words.append("stopping everything")
+        why = state.get("shutdown_why")
+        words.append("stopping everything" + (f" ({why})" if why else ""))
     out.write(clean(" · ".join(words)) + "\n")
     return 0
 
@@ -208,10 +212,18 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     if not follow:
         return 0
     conn.send(commands.Watch([name], start={name: page.next}))
+    seen = conn.views.get(name)
     while True:
         message = conn.event()  # raises NotAnswering when the supervisor falls silent
         if message is None:
             return 0  # the supervisor ended
+        if message.get("t") == "views":
+            conn._views(message)
+            now = conn.views.get(name)
+            mark = run_mark(seen, now)
+            seen = now
+            if mark:
+                out.write(clean(f"── {name}: {mark} ──") + "\n")
         if message.get("t") == "out" and message.get("n") == name:
             if message.get("d"):
                 out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")

@@ -245,6 +245,10 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             upstream.start(sup.snapshot, specs)
 
     def closing() -> None:
+        from proctui.frontends.finale import keep_summary
+
+        # A detached supervisor's printer writes to supervisor.log already.
+        keep_summary(run_dir, sup, terminal_gone=False if linger else None)
         for server in servers:
             server.close()
         if upstream is not None:

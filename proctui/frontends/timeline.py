@@ -137,6 +137,7 @@ class Picture:
     lanes_left_out: int = 0  # processes past MAX_LANES, not drawn
     commands: list[tuple[float, str]] = field(default_factory=list)  # who asked for what
     commands_left_out: int = 0
+    shutdown: tuple[float, str] | None = None  # when everything began to stop, and why
 
 
 class Builder:
@@ -151,6 +152,7 @@ class Builder:
         self.lanes_left_out: set[str] = set()
         self.commands: deque[tuple[float, str]] = deque(maxlen=MAX_COMMANDS)
         self.commands_seen = 0
+        self.shutdown: tuple[float, str] | None = None
 
     def add(self, e: dict[str, object]) -> None:
         t = _number(e.get("t"))
@@ -160,6 +162,8 @@ class Builder:
         if e.get("kind") == "command":
             self.commands_seen += 1
             self.commands.append((t, _command(e)))
+        if e.get("kind") == "shutdown" and self.shutdown is None:
+            self.shutdown = (t, visible(e.get("why") or "reason not recorded", 40))
         name = e.get("name")
         if not isinstance(name, str):
             return
@@ -179,7 +183,7 @@ class Builder:
             ln.switch(end, None)
         return Picture(list(self.lanes.values()), start, max(end, start + 0.001),
                        len(self.lanes_left_out), list(self.commands),
-                       self.commands_seen - len(self.commands))
+                       self.commands_seen - len(self.commands), self.shutdown)
 
 
 def _command(e: dict[str, object]) -> str:
@@ -273,6 +277,10 @@ def text(picture: Picture, width: int = 100) -> list[str]:
             lines.append(f"{''.ljust(names)} │ ({ln.left_out} more marks, not drawn)")
     if picture.lanes_left_out:
         lines.append(f"(and {picture.lanes_left_out} more processes, not drawn)")
+    if picture.shutdown is not None:
+        at, why = picture.shutdown
+        lines.append(f"{'▼'.rjust(names + 2 + col(at))}")
+        lines.append(f"the shutdown began at {at - picture.start:.1f}s: {why}"[:width])
     if picture.commands:
         earlier = picture.commands_left_out
         lines += ["", "commands" + (f" (the last {len(picture.commands)}; {earlier} before)"
@@ -359,6 +367,15 @@ def svg(picture: Picture, width: int = 1100, title: str = "proctui timeline") ->
         if ln.outcome:
             out.append(f'<text x="{LEFT}" y="{y + 36}" fill="#aaa" font-size="11">'
                        f'{escape(ln.outcome[:130])}</text>')
+    if picture.shutdown is not None:
+        at, why = picture.shutdown
+        label = f"the shutdown began: {why}"
+        anchor = "end" if x(at) + 6.2 * len(label) > width - 4 else "start"
+        out.append(f'<line x1="{x(at):.1f}" y1="{TOP}" x2="{x(at):.1f}" y2="{height - 80}" '
+                   f'stroke="#e05050" stroke-width="1.5"/>')
+        out.append(f'<text x="{x(at) + (-4 if anchor == "end" else 4):.1f}" '
+                   f'y="{height - 84}" fill="#e05050" font-size="11" '
+                   f'text-anchor="{anchor}">{escape(label)}</text>')
     lx, ly = 10, height - 70
     for _mark, colour, words in PHASES.values():
         out.append(f'<rect x="{lx}" y="{ly}" width="14" height="14" fill="{colour}"/>')

@@ -154,3 +154,17 @@ def duration(value: float) -> str:
     if value < 86400:
         return f"{value // 3600}h{value % 3600 // 60:02d}m"
     return f"{value // 86400}d{value % 86400 // 3600:02d}h"
+
+
+def run_mark(old: ProcessView | None, new: ProcessView | None) -> str:
+    """A line for ``logs -f`` where one run ends and the next begins: the output of
+    two runs must not read as one."""
+    if old is None or new is None:
+        return ""
+    words = []
+    if new.outcome is not None and (new.outcome, new.ended_at) != (old.outcome, old.ended_at):
+        words.append(new.outcome.text)
+    if new.pid is not None and new.pid != old.pid:
+        words.append(f"restarted (pid {new.pid}, restarts: {new.restarts})"
+                     if new.restarts else f"started (pid {new.pid})")
+    return "; ".join(words)

@@ -327,7 +327,8 @@ class Server:
         state: dict[str, Any] = {
             "all_ended": ended, "exit_status": core.exit_status() if ended else None,
             "strays": core.strays(), "crash": core.crash,
-            "shutting_down": core.shutting_down, "interactive": core.interactive,
+            "shutting_down": core.shutting_down, "shutdown_why": core.shutdown_why,
+            "interactive": core.interactive,
             "consoles": sum(c.kind == "console" for c in self.clients)}
         if ended:
             state["final"] = [[n, None if o is None else wire.outcome_to_dict(o)]

@@ -44,6 +44,11 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             app._poked()  # wake it: nothing in the core may change to do so
 
     def cleanup() -> None:
+        # Called only when proctui ends from the hangup guard (the console is not coming
+        # back): the summary goes to the run directory, the terminal may be gone.
+        from proctui.frontends.finale import keep_summary
+
+        keep_summary(run_dir, sup, terminal_gone=False if guard.detached else None)
         for server in servers:
             server.close()  # first: consoles and `down` are told what is final
         if run_dir is not None:
@@ -71,6 +76,9 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 guard.finished.wait()  # it supervises on, and ends proctui itself
             hangup.finish_stop(sup)
             status = sup.exit_status()
+            from proctui.frontends.finale import keep_summary
+
+            keep_summary(run_dir, sup)
             for server in servers:
                 server.close()
             sup.close()

@@ -263,8 +263,13 @@ class QuitActions(_Base):
         self.exit()
 
     def _begin_quit(self, why: str) -> None:
+        from proctui.core.life.stages import Why
+
         self.quitting = True
-        self._send(self.core.stop_all())
+        # The journal, the summary and events say why the shutdown began.
+        reason = Why.QUIT if why == "quit" else Why.STOP_AFTER \
+            if why.startswith("--stop-after") else Why.HANGUP
+        self._send(self.core.stop_all(why=reason))
         self._panel.display = True
         if why != "quit":
             self.notify(f"{why}: stopping everything", markup=False)

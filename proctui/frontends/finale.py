@@ -1,0 +1,58 @@
+"""The summary kept on disk: RUN_DIR/summary.txt at the end of every supervised run, and
+in RUN_DIR/supervisor.log as well when the terminal it was printed to has gone away (an
+SSH drop with ``on_hangup = "stop"``: nobody saw it there)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import time
+from typing import TYPE_CHECKING
+
+from proctui.frontends.policy import summary
+
+if TYPE_CHECKING:
+    from proctui.core.store.rundir import RunDir
+    from proctui.core.supervisor import Supervisor
+
+SUMMARY = "summary.txt"
+_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def keep_summary(run_dir: RunDir | None, core: Supervisor, *,
+                 terminal_gone: bool | None = None) -> None:
+    """Write the summary to RUN_DIR/summary.txt (whole, replacing the last run's); also
+    to supervisor.log when ``terminal_gone`` (default: the shutdown began with a
+    hangup). Never raises: a full disk loses the file, not the exit."""
+    if run_dir is None or run_dir.fd is None:
+        return
+    lines, status = summary(core)
+    when = time.strftime("%Y-%m-%d %H:%M:%S")
+    why = core.shutdown_why
+    head = f"proctui pid {os.getpid()} ended {when}, exit status {status}" + (
+        f" (the shutdown began: {why})" if why else "")
+    text = "\n".join([head, *lines]) + "\n"
+    with contextlib.suppress(OSError):
+        fd = os.open(f"{SUMMARY}.tmp", _WRITE, 0o600, dir_fd=run_dir.fd)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            os.write(fd, text.encode(errors="replace"))
+        finally:
+            os.close(fd)
+        os.replace(f"{SUMMARY}.tmp", SUMMARY, src_dir_fd=run_dir.fd, dst_dir_fd=run_dir.fd)
+    if terminal_gone is None:
+        terminal_gone = why == "hangup"
+    if not terminal_gone:
+        return
+    from proctui.frontends.daemon import LOG
+
+    with contextlib.suppress(OSError):
+        fd = run_dir.open_append(LOG)
+        try:
+            os.write(fd, "".join(f"proctui | {line}\n" for line in [
+                "the terminal went away; the summary it was not shown:", head, *lines])
+                .encode(errors="replace"))
+        finally:
+            os.close(fd)
