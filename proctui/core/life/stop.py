@@ -13,11 +13,12 @@ carries the effects out and feeds back what happened. One place decides.
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 
 from proctui.config.spec import OnTimeout
 from proctui.core.life.outcome import EndKind, Reason, Who, seconds, setting, signal_name
+from proctui.core.records import dataclass
 
 # A timer may fire a hair early; a deadline this close counts as reached.
 EARLY = 0.0005
