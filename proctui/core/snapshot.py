@@ -5,9 +5,10 @@ the core is still writing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from proctui.core.life.outcome import Outcome, exit_status_for
+from proctui.core.records import dataclass
 from proctui.core.view import ProcessView
 
 JOURNAL_TAIL = 200  # entries of the journal carried in each snapshot

@@ -50,13 +50,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.api import Core
 from proctui.core.life.outcome import Who
 from proctui.core.life.stages import Why
+from proctui.core.records import dataclass
 from proctui.core.view import Reply
 from proctui.protocol.replies import (
     Done,

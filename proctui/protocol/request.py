@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, ClassVar, Generic, TypeVar
 
 from proctui.core.api import Core
+from proctui.core.records import dataclass
 from proctui.core.view import Reply
 from proctui.protocol.replies import (
     Done,

@@ -1,5 +1,7 @@
 """Start-up: how soon the processes start, and the first frame, headless and in the
-console, with ten processes; and the commands that must stay light.
+console, with ten processes; and the commands that must stay light. Beside them, a bare
+Textual app's first frame (an App with one Static, the same terminal size, run by this
+Python): the console's first frame is held to a ratio of it.
 
     python tests/bench/startup.py [--runs N] [--proctui PATH]
 
@@ -20,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ptylab import OnPty
+from ptylab import OnPty, cpu_seconds
 
 
 def children(stamps: Path, count: int = 10) -> list[str]:
@@ -38,10 +40,30 @@ def first_start(stamps: Path, launched: float, timeout: float = 120) -> float:
     raise TimeoutError("no child started")
 
 
+# The floor for a first frame: Textual itself, nothing of proctui.
+BARE = """
+from textual.app import App
+from textual.widgets import Static
+class Bare(App):
+    def compose(self):
+        yield Static("bare first frame")
+Bare().run()
+"""
+SIZE = {"width": 120, "height": 30}
+
+
 def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
     out: dict[str, list[float]] = {"version": [], "check": [], "headless_first_child": [],
-                                   "console_first_child": [], "console_first_frame": []}
+                                   "console_first_child": [], "console_first_frame": [],
+                                   "bare_textual_first_frame": [],
+                                   "console_first_frame_cpu": [],
+                                   "bare_textual_first_frame_cpu": []}
     for i in range(runs):
+        term = OnPty([sys.executable, "-c", BARE], **SIZE)
+        out["bare_textual_first_frame"].append(term.wait_for(b"bare first frame"))
+        out["bare_textual_first_frame_cpu"].append(cpu_seconds(term.proc.pid))
+        term.stop()
+
         started = time.monotonic()
         subprocess.run([*proctui, "--version"], capture_output=True, check=True)
         out["version"].append(time.monotonic() - started)
@@ -62,11 +84,24 @@ def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
         stamps = work / f"startup-c{i}.txt"
         launched = time.time()
         term = OnPty([*proctui, "run", "--run-dir", str(work / f"startup-cr{i}"),
-                      *children(stamps)])
+                      *children(stamps)], **SIZE)
         out["console_first_child"].append(first_start(stamps, launched))
         out["console_first_frame"].append(term.wait_for(b"running"))
+        # proctui's own work (its threads, not its children's) until that frame: on a
+        # loaded or emulated machine the children's start-up competes for the cores.
+        out["console_first_frame_cpu"].append(cpu_seconds(term.proc.pid))
         term.stop()
     return {k: statistics.median(v) for k, v in out.items()}
+
+
+def compiled() -> None:
+    """Run from source as an installed wheel runs: from bytecode. Without it (and with
+    PYTHONDONTWRITEBYTECODE set) every start compiles every module again."""
+    import compileall
+    import os
+
+    compileall.compile_dir(str(Path(__file__).resolve().parents[2] / "proctui"), quiet=1)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def main() -> int:
@@ -75,12 +110,18 @@ def main() -> int:
     parser.add_argument("--proctui", default=None, help="the proctui command to measure")
     args = parser.parse_args()
     proctui = [args.proctui] if args.proctui else [sys.executable, "-m", "proctui"]
+    if not args.proctui:
+        compiled()
     with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
         result = measure(proctui, args.runs, Path(tmp))
     for key, value in result.items():
         print(f"{key} {value * 1000:.0f} ms")
     ratio = result["console_first_child"] / result["headless_first_child"]
     print(f"console_vs_headless_first_child {ratio:.2f}x")
+    ratio = result["console_first_frame"] / result["bare_textual_first_frame"]
+    print(f"console_vs_bare_first_frame {ratio:.2f}x")
+    ratio = result["console_first_frame_cpu"] / result["bare_textual_first_frame_cpu"]
+    print(f"console_vs_bare_first_frame_cpu {ratio:.2f}x")
     return 0
 
 

@@ -10,7 +10,9 @@ import os
 import signal
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from proctui.core.records import dataclass
 
 HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 DEAD = frozenset("ZXx")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import codecs
 import threading
 from collections import deque
-from dataclasses import dataclass
 from enum import IntEnum
 from itertools import islice
 
 from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
+from proctui.core.records import dataclass
 
 
 class Stream(IntEnum):

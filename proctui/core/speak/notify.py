@@ -22,7 +22,8 @@ import struct
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from proctui.core.records import dataclass
 
 MAX_DATAGRAM = 4096  # bytes; systemd's own limit is of this order
 MAX_FIELDS = 64  # lines of one datagram

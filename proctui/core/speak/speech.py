@@ -13,13 +13,13 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from proctui.core.life.outcome import seconds
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.output.text import visible
 from proctui.core.process import Managed
+from proctui.core.records import dataclass
 from proctui.core.run import Run
 from proctui.core.speak.notify import Message, NotifySocket
 from proctui.core.speak.readiness import Checks

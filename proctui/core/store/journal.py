@@ -21,10 +21,10 @@ import stat
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from proctui.core.records import dataclass
 from proctui.core.store.kinds import Kind
 from proctui.core.store.rundir import RunDir
 

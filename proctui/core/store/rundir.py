@@ -16,10 +16,10 @@ import hashlib
 import os
 import pwd
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from proctui.core.records import dataclass
 from proctui.core.store.pidfile import MAX_PID_FILE, PidRecord
 
 PID_SUFFIX = ".pid"

@@ -1,0 +1,195 @@
+"""``dataclass`` for proctui's frozen records, made without compiling code.
+
+The standard decorator writes ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+``__setattr__`` and ``__delattr__`` as source text and compiles each: about 1 ms a class
+on an x86 host, ten times that under emulation on a small board, and proctui defines
+about a hundred records before its first frame. Here the standard decorator still
+collects the fields (and makes the slots), with nothing to compile, and the methods are
+shared functions that read the field names from the class. The classes are real
+dataclasses (``fields``, ``replace`` and ``asdict`` work) and behave as the standard
+frozen ones do; a test compares every record of proctui with its standard twin.
+
+Anything else (not frozen, ``eq=False``, ``order``, ``kw_only``, ``__post_init__``, a
+field with ``init=False`` or its own ``hash``, a standard frozen base) goes to the
+standard decorator unchanged. One rule: a class made here cannot be the base of a
+standard frozen dataclass (the standard one refuses it at import, loudly).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, FrozenInstanceError
+from typing import Any, TypeVar, dataclass_transform, overload
+
+T = TypeVar("T")
+_STANDARD = dataclasses.dataclass
+_MARK = "__proctui_record__"  # (init names, defaults, factories, repr names, compare names)
+
+
+@overload
+def dataclass(cls: type[T], /) -> type[T]: ...
+@overload
+def dataclass(cls: None = None, /, **options: Any) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
+    """``dataclasses.dataclass``, quicker for ``frozen=True`` (with or without slots)."""
+    def wrap(c: type[T]) -> type[T]:
+        return _make(c, options)
+    return wrap if cls is None else wrap(cls)
+
+
+def _make(cls: type[T], options: dict[str, Any]) -> type[T]:
+    if not _fast(cls, options):
+        made: type[T] = _STANDARD(cls, **options)
+        return made
+    had_doc = bool(cls.__dict__.get("__doc__"))
+    if not had_doc:
+        cls.__doc__ = "-"  # else the standard one works out a signature, to be replaced
+    cls = _STANDARD(cls, init=False, repr=False, eq=False,
+                    slots=options.get("slots", False))
+    every = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if any(not f.init or f.hash is not None or f.kw_only is True for f in every):
+        raise TypeError(f"{cls.__name__}: a field proctui's records do not support")
+    names = tuple(f.name for f in every)
+    defaults = {f.name: f.default for f in every if f.default is not MISSING}
+    factories = {f.name: f.default_factory for f in every
+                 if f.default_factory is not MISSING}
+    shown = tuple(f.name for f in every if f.repr)
+    compared = tuple(f.name for f in every if f.compare)
+    setattr(cls, _MARK, (names, defaults, factories, shown, compared))
+    own = cls.__dict__
+    # The standard rules: what the class body defines stays, but for a frozen record's
+    # __setattr__ and __delattr__; a body's __eq__ alone leaves __hash__ None there.
+    hash_given = own.get("__hash__", MISSING) is not MISSING and not (
+        own.get("__hash__") is None and "__eq__" in own)
+    methods: dict[str, Callable[..., Any]] = {
+        "__init__": _init, "__repr__": _repr, "__eq__": _eq}
+    if not hash_given:
+        methods["__hash__"] = _hash
+    if options.get("slots"):
+        # As the standard frozen slots classes: copy and pickle set the fields back.
+        methods.update(__getstate__=_getstate, __setstate__=_setstate)
+    for key, method in methods.items():
+        if key not in own or (key == "__hash__" and not hash_given):
+            setattr(cls, key, method)
+    for key, method in (("__setattr__", _setattr), ("__delattr__", _delattr)):
+        if key in own:
+            raise TypeError(f"Cannot overwrite attribute {key} in class {cls.__name__}")
+        setattr(cls, key, method)
+    if not had_doc:
+        cls.__doc__ = cls.__name__ + _signature(every)
+    return cls
+
+
+def _fast(cls: type, options: dict[str, Any]) -> bool:
+    if set(options) - {"frozen", "slots"} or not options.get("frozen"):
+        return False
+    if hasattr(cls, "__post_init__") or any(
+            "InitVar" in str(t) for t in inspect.get_annotations(cls).values()):
+        return False
+    for base in cls.__mro__[1:]:
+        params = base.__dict__.get("__dataclass_params__")
+        if params is not None and base.__dict__.get(_MARK) is None:
+            return False  # a standard dataclass base: its rules, its decorator
+    return True
+
+
+def _spec(self: object) -> tuple[tuple[str, ...], dict[str, Any], dict[str, Any],
+                                 tuple[str, ...], tuple[str, ...]]:
+    spec: Any = getattr(type(self), _MARK)
+    return spec  # type: ignore[no-any-return]
+
+
+def _init(self: object, *args: Any, **kwargs: Any) -> None:
+    names, defaults, factories, _shown, _compared = _spec(self)
+    name = type(self).__name__
+    if len(args) > len(names):
+        most = len(names) + 1
+        least = most - len(defaults) - len(factories)
+        takes = f"from {least} to {most}" if least < most else f"{most}"
+        raise TypeError(f"{name}.__init__() takes {takes} positional argument"
+                        f"{'s' if most > 1 else ''} but {len(args) + 1} were given")
+    given = names[:len(args)]
+    for key in kwargs:  # checked in the order Python's own argument parsing does
+        if key not in names:
+            raise TypeError(f"{name}.__init__() got an unexpected keyword argument {key!r}")
+        if key in given:
+            raise TypeError(f"{name}.__init__() got multiple values for argument {key!r}")
+    put = object.__setattr__
+    for key, value in zip(given, args, strict=True):
+        put(self, key, value)
+    missing: list[str] = []
+    for key in names[len(args):]:
+        if key in kwargs:
+            put(self, key, kwargs[key])
+        elif key in defaults:
+            put(self, key, defaults[key])
+        elif key in factories:
+            put(self, key, factories[key]())
+        else:
+            missing.append(key)
+    if missing:
+        quoted = [repr(k) for k in missing]
+        listed = quoted[0] if len(quoted) == 1 else \
+            ", ".join(quoted[:-1]) + (", and " if len(quoted) > 2 else " and ") + quoted[-1]
+        raise TypeError(f"{name}.__init__() missing {len(missing)} required positional "
+                        f"argument{'s' if len(missing) > 1 else ''}: {listed}")
+
+
+def _repr(self: object) -> str:
+    shown = _spec(self)[3]
+    return (f"{type(self).__qualname__}("
+            + ", ".join(f"{k}={getattr(self, k)!r}" for k in shown) + ")")
+
+
+def _eq(self: object, other: object) -> object:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    compared = _spec(self)[4]
+    same: bool = tuple(getattr(self, k) for k in compared) == \
+        tuple(getattr(other, k) for k in compared)
+    return same
+
+
+def _hash(self: object) -> int:
+    return hash(tuple(getattr(self, k) for k in _spec(self)[4]))
+
+
+def _setattr(self: object, name: str, value: object) -> None:
+    # As the standard one: every name of a record itself, only the fields of a plain
+    # subclass's instance.
+    if _MARK in type(self).__dict__ or name in _spec(self)[0]:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    object.__setattr__(self, name, value)
+
+
+def _delattr(self: object, name: str) -> None:
+    if _MARK in type(self).__dict__ or name in _spec(self)[0]:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    object.__delattr__(self, name)
+
+
+def _getstate(self: object) -> list[object]:
+    return [getattr(self, k) for k in _spec(self)[0]]
+
+
+def _setstate(self: object, state: list[object]) -> None:
+    for key, value in zip(_spec(self)[0], state, strict=True):
+        object.__setattr__(self, key, value)
+
+
+def _signature(every: tuple[dataclasses.Field[Any], ...]) -> str:
+    """The standard decorator's docstring for a class without one: its signature."""
+    params = []
+    for f in every:
+        text = f"{f.name}: {inspect.formatannotation(f.type)}"
+        if f.default is not MISSING:
+            text += f" = {f.default!r}"
+        elif f.default_factory is not MISSING:
+            text += " = <factory>"
+        params.append(text)
+    return "(" + ", ".join(params) + ")"

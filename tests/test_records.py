@@ -1,0 +1,172 @@
+"""proctui.core.records makes the frozen records without compiling code: every record of
+proctui must behave as the standard decorator's twin of it does."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import pickle
+import pkgutil
+
+import pytest
+
+import proctui
+from proctui.core import records
+from proctui.core.records import dataclass
+
+
+def _all_records() -> list[type]:
+    found = []
+    for info in pkgutil.walk_packages(proctui.__path__, "proctui."):
+        if ".console" in info.name or info.name.endswith("__main__"):
+            continue  # Textual's modules: not records; imported by their own tests
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == info.name and \
+                    records._MARK in value.__dict__:
+                found.append(value)
+    return found
+
+
+RECORDS = _all_records()
+
+
+def _twin(cls: type) -> type:
+    """The same fields made by the standard decorator."""
+    specs = []
+    for f in dataclasses.fields(cls):
+        kept = dataclasses.field(default=f.default, default_factory=f.default_factory,
+                                 repr=f.repr, compare=f.compare)
+        specs.append((f.name, f.type, kept))
+    twin = dataclasses.make_dataclass(cls.__name__, specs, frozen=True,
+                                      slots="__slots__" in cls.__dict__)
+    if cls.__dict__.get("__doc__") and cls.__doc__ != cls.__name__ + records._signature(
+            dataclasses.fields(cls)):
+        twin.__doc__ = cls.__doc__
+    return twin
+
+
+def _values(cls: type, offset: int) -> list[object]:
+    return [offset + i for i, _ in enumerate(dataclasses.fields(cls))]
+
+
+def _error(make) -> tuple[type, str] | None:
+    try:
+        make()
+    except Exception as e:  # compared, whatever it is
+        return type(e), str(e).split("__init__()", 1)[-1]
+    return None
+
+
+def test_there_are_records_to_compare():
+    # The hot modules of the core are made here; the count guards the walk above.
+    names = {c.__name__ for c in RECORDS}
+    assert {"Output", "Launch", "DepsLooked", "Stop"} <= names
+    assert len(RECORDS) > 60
+
+
+@pytest.mark.parametrize("cls", RECORDS, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_each_record_behaves_as_its_standard_twin(cls):
+    twin = _twin(cls)
+    a, b = _values(cls, 1), _values(cls, 100)
+    mine, theirs = cls(*a), twin(*a)
+    assert repr(mine).replace(cls.__qualname__, "X", 1) == \
+        repr(theirs).replace(twin.__qualname__, "X", 1)
+    assert hash(mine) == hash(theirs)
+    assert mine == cls(*a) and (mine != cls(*b)) == (theirs != twin(*b))
+    assert mine != theirs  # another class is never equal, as with the standard one
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert cls(**dict(zip(names, a, strict=True))) == mine
+    assert cls.__match_args__ == twin.__match_args__
+    assert cls.__doc__ == twin.__doc__
+    if names:
+        changed = dataclasses.replace(mine, **{names[0]: -1})
+        assert getattr(changed, names[0]) == -1 and changed != mine
+        assert dataclasses.asdict(mine) == dataclasses.asdict(theirs)
+    for bad in (lambda c: c(*a, 0), lambda c: c(*a[:1], **{"nope": 1}),
+                lambda c: c(*a, **({names[0]: 1} if names else {"x": 1}))):
+        assert _error(lambda b=bad: b(cls)) == _error(lambda b=bad: b(twin))
+    assert _error(cls) == _error(twin)
+    for name in names:
+        assert _error(lambda n=name: setattr(mine, n, 1)) == \
+            _error(lambda n=name: setattr(theirs, n, 1))
+        assert _error(lambda n=name: delattr(mine, n)) == \
+            _error(lambda n=name: delattr(theirs, n))
+    # Another name: refused by both (the standard slots twin says so with a TypeError of
+    # its own, a known slip of the standard library; here it is FrozenInstanceError).
+    assert _error(lambda: setattr(mine, "other", 1)) is not None
+    assert _error(lambda: setattr(theirs, "other", 1)) is not None
+    assert copy.copy(mine) == mine and copy.deepcopy(mine) == mine
+    assert pickle.loads(pickle.dumps(mine)) == mine
+
+
+def test_defaults_factories_and_fields_left_out_of_compare_and_repr():
+    @dataclass(frozen=True, slots=True)
+    class R:
+        a: int
+        b: list[int] = dataclasses.field(default_factory=list)
+        c: str = dataclasses.field(default="c", compare=False, repr=False)
+
+    one, two = R(1), R(1, c="other")
+    assert one.b == [] and one.b is not two.b
+    assert one == two
+    assert repr(one) == "test_defaults_factories_and_fields_left_out_of_compare_and_repr." \
+                        "<locals>.R(a=1, b=[])"
+
+
+def test_what_the_class_body_defines_stays():
+    @dataclass(frozen=True)
+    class R:
+        a: int
+
+        def __repr__(self) -> str:
+            return "mine"
+
+    assert repr(R(1)) == "mine" and R(1) == R(1)
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+        @dataclass(frozen=True)
+        class S:
+            a: int
+
+            def __setattr__(self, name: str, value: object) -> None:
+                pass
+
+
+def test_a_record_may_inherit_from_a_record():
+    @dataclass(frozen=True)
+    class Base:
+        a: int
+
+    @dataclass(frozen=True)
+    class Child(Base):
+        b: int = 2
+
+    assert Child(1) == Child(1, 2) and repr(Child(1)).endswith("Child(a=1, b=2)")
+    assert [f.name for f in dataclasses.fields(Child)] == ["a", "b"]
+    assert Child(1) != Base(1)
+
+
+def test_what_it_does_not_make_goes_to_the_standard_decorator():
+    @dataclass
+    class Plain:
+        a: int
+
+    @dataclass(frozen=True, order=True)
+    class Ordered:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class StandardBase:
+        a: int
+
+    @dataclass(frozen=True)
+    class OnStandard(StandardBase):
+        b: int = 0
+
+    for cls in (Plain, Ordered, OnStandard):
+        assert records._MARK not in cls.__dict__
+    p = Plain(1)
+    p.a = 2  # not frozen
+    assert Ordered(1) < Ordered(2)
+    assert OnStandard(1) == OnStandard(1, 0)
