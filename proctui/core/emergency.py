@@ -6,6 +6,7 @@ waiting differs. Bounded: it returns once every group is gone or given up on."""
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -14,6 +15,7 @@ from proctui.config import ProcessSpec
 from proctui.core.life import stop as m
 from proctui.core.life.stop import Phase, Policy
 from proctui.core.os.oslayer import OSLayer
+from proctui.core.store.rundir import RunDir
 
 LOOK_EVERY = 0.05  # seconds between looks at the groups
 
@@ -67,3 +69,15 @@ def _feed(stop: _Stop, event: m.Event, os_layer: OSLayer, said: list[str]) -> No
             said.append(f"group {stop.pgid}: {effect.text}")
         elif isinstance(effect, m.Finish):
             said.append(f"group {stop.pgid}: {effect.end.value}")
+
+
+def crash_log(run_dir: RunDir | None, text: str) -> None:
+    """Append ``text`` to RUN_DIR/crash.log, if there is one: nothing here may raise."""
+    if run_dir is None or run_dir.fd is None:
+        return
+    with contextlib.suppress(OSError):
+        fd = run_dir.open_append("crash.log")
+        try:
+            os.write(fd, text.encode(errors="backslashreplace"))
+        finally:
+            os.close(fd)

@@ -154,28 +154,21 @@ class Supervisor:
                     commands.stop_all(why=Why.INTERNAL_ERROR)
 
     def _crash_log(self, error: BaseException) -> None:
-        if self.run_dir is None or self.run_dir.fd is None:
-            return
-        with contextlib.suppress(OSError):
-            fd = self.run_dir.open_append("crash.log")
-            text = "".join(traceback.format_exception(error))
-            os.write(fd, f"--- {time.ctime()} pid {os.getpid()}\n{text}".encode())
-            os.close(fd)
+        from proctui.core.emergency import crash_log
+
+        text = "".join(traceback.format_exception(error))
+        crash_log(self.run_dir, f"--- {time.ctime()} pid {os.getpid()}\n{text}")
 
     def _emergency_stop(self) -> None:
         """The loop is gone: stop what is still running without it, per policy, bounded
         (the stop machine decides; see emergency.py)."""
-        from proctui.core.emergency import emergency_stop
+        from proctui.core.emergency import crash_log, emergency_stop
 
         live = [(m.run.pgid, m.spec) for m in self._managed if m.run is not None
                 and m.run.outcome is None and m.run.pgid is not None and not m.run.leftover]
         said = emergency_stop(live, self.os)
-        if said and self.run_dir is not None and self.run_dir.fd is not None:
-            with contextlib.suppress(OSError):
-                fd = self.run_dir.open_append("crash.log")
-                os.write(fd, ("".join(f"emergency stop: {line}\n" for line in said))
-                         .encode(errors="backslashreplace"))
-                os.close(fd)
+        if said:
+            crash_log(self.run_dir, "".join(f"emergency stop: {line}\n" for line in said))
 
     # -- publication (on the core thread) -------------------------------------------------
 
@@ -339,9 +332,8 @@ class Supervisor:
     @property
     def shutdown_why(self) -> str | None:
         """Why the shutdown began (the journal's words), once it has."""
-        engine = self._engine
-        why = engine.shutdown_why if engine is not None else None
-        return why.value if why is not None else None
+        why = self._engine.shutdown_why if self._engine is not None else None
+        return None if why is None else why.value
 
     # -- reading state (any thread) -----------------------------------------------------
 
@@ -375,11 +367,9 @@ class Supervisor:
             return False
         if self._thread is not None and not self._thread.is_alive():
             return True  # the core is gone (after an emergency stop): nothing to wait for
-        snap = self._pub.snapshot
-        if snap.all_ended:
+        if (snap := self._pub.snapshot).all_ended:
             return True
-        # After an internal error a run may never finish its bookkeeping: then it is
-        # over when no view shows anything live or waiting.
+        # An internal error may leave bookkeeping unfinished: over when nothing is live.
         return self.crash is not None and all(
             v.phase in (Phase.ENDED, Phase.HELD) for v in snap.views)
 
@@ -394,8 +384,7 @@ class Supervisor:
     def journal(self) -> list[dict[str, object]]:
         """This run's journal so far (for the timeline): copied on the core's thread,
         never read while it grows (the snapshot carries only its tail)."""
-        engine = self._engine
-        if engine is None:
+        if (engine := self._engine) is None:
             return []
         try:
             return self._submit(lambda: list(engine.journal.entries)).result(timeout=5)

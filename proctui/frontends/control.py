@@ -29,7 +29,6 @@ from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
 from proctui.frontends.words import countdown, duration, look, run_mark, running_words
 from proctui.protocol import commands
-from proctui.protocol.commands import Fault
 from proctui.protocol.wire import SOCKET
 from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
 from proctui.remote.redial import local_dial
@@ -103,10 +102,6 @@ def dialer(file: Path | None, run_dir: Path | None, host: str | None = None,
     return lambda: Connection.open(locate(file, run_dir), read_only=read_only)
 
 
-def connect(file: Path | None, run_dir: Path | None, host: str | None = None) -> Connection:
-    return dialer(file, run_dir, host)()
-
-
 # -- status ---------------------------------------------------------------------------------
 
 
@@ -177,7 +172,7 @@ def act(conn: Connection, op: str, names: tuple[str, ...], out: TextIO,
     for name in names:
         request = commands.Extend(name, by) if op == "extend" else commands.BY_NAME[op](name)
         reply = conn.call(request)
-        if reply.fault is Fault.UNKNOWN_NAME:
+        if reply.fault is commands.Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, known)
         out.write(clean(reply.text or f"{op} {name}: done") + "\n")
         if not reply.ok:
@@ -201,7 +196,7 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     page = conn.call(commands.Tail(name, lines=lines))
     end = page.total  # what was there when asked: a flood cannot keep us paging for ever
     while True:  # a page at a time: the supervisor bounds each reply
-        if page.fault is Fault.UNKNOWN_NAME:
+        if page.fault is commands.Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, conn.names)
         _print_lines(out, page.lines, page.streams, colour)
         if not page.more or page.next >= end or not page.lines:
@@ -387,16 +382,16 @@ class Down:
 
 def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
            dial: Callable[[], Connection] | None = None) -> int:
-    """The console on the supervisor ``conn`` reached. When the link drops it dials again
-    with ``dial`` (default: the same run directory on this machine) until it is back;
-    ``read_only``: every key that acts is refused, nothing that acts is sent."""
+    """The console on ``conn``'s supervisor, redialled when the link drops (a local one
+    at its run directory, else with ``dial``); ``read_only``: nothing acting is sent."""
     from proctui.frontends.console import attach_console
 
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         conn.close()
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
-    core = RemoteCore(conn, dial=dial or local_dial(conn.run_dir, conn.timeout),
-                      read_only=read_only)
+    if conn.run_dir is not None:  # its end is the end, not a reason to redial
+        dial = local_dial(conn.run_dir, conn.timeout, read_only)
+    core = RemoteCore(conn, dial=dial, read_only=read_only)
     try:
         status = attach_console(core, refresh_hz=refresh_hz, read_only=read_only)
     finally:

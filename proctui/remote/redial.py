@@ -60,13 +60,14 @@ class Backoff:
             self.delay = self.first
 
 
-def local_dial(run_dir: Path, timeout: float | None = None) -> Callable[[], Connection]:
+def local_dial(run_dir: Path, timeout: float | None = None,
+               read_only: bool = False) -> Callable[[], Connection]:
     """Dialling the control socket of ``run_dir`` on this machine: no supervisor there
     (no socket, refused, another user's) is SupervisorEnded; a silent one is retried."""
 
     def dial() -> Connection:
         try:
-            return Connection.open(run_dir, timeout)
+            return Connection.open(run_dir, timeout, read_only)
         except NotAnswering:
             raise
         except NoSupervisor as e:
