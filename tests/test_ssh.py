@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -442,3 +443,51 @@ def test_a_hostile_via_is_refused_and_changes_nothing(supervisor):
     said = [json.loads(line) for line in (d.run_dir / "journal.jsonl").read_text().splitlines()
             if '"command"' in line]
     assert len(said) == 1 and "ssh" not in said[0] and said[0]["uid"] == os.getuid()
+
+
+def test_the_whole_story_over_ssh_drop_come_back_decide_detach_and_down(box, child_reaper):
+    """Issue 19's "done when", played on a real terminal against a real sshd: attach to the
+    box, the link drops (the ssh client is killed), a decision comes up on the box while
+    it is down, the console comes back by itself and shows it, the operator kills, detaches
+    with nothing left behind, and ends it all with ``down --host``."""
+    from tests.screen import Screen
+
+    d, env = box
+    where = ("--host", "box", "--run-dir", str(d.run_dir))
+    pids = {p["name"]: p["pid"] for p in
+            json.loads(ctl(env, "status", "--json", *where).stdout)["processes"]}
+
+    def our_ssh() -> list[int]:
+        return [pid for pid in processes_with_token(child_reaper) if comm(pid) == "ssh"]
+
+    screen = Screen([PY, "-m", "proctui", "attach", *where], d.tmp_path, 30, 120, env=env)
+    try:
+        screen.wait_text("attached to supervisor", timeout=60)
+        (first,) = our_ssh()
+        os.kill(first, signal.SIGKILL)  # the link drops
+        screen.wait_text("reconnecting", timeout=30)
+        # While the console is away, a stop on the box reaches its deadline and waits.
+        got = ctl(env, "stop", "hung", *where)
+        assert got.returncode == 0, got.stderr
+        wait_until(lambda: json.loads(ctl(env, "status", "--json", *where).stdout)
+                   ["processes"][1]["state"] == "deciding", timeout=30,
+                   what="hung waiting for a decision")
+        # Back by itself over a new ssh, and the decision is asked.
+        screen.wait(lambda lines: "reconnecting" not in "\n".join(lines) and
+                    "stop timeout reached" in "\n".join(lines), timeout=60,
+                    what="the console back with the question")
+        assert first not in our_ssh()
+        screen.wait_text("kill now")  # shown once armed (it ignores its first half second)
+        screen.press(b"K")
+        wait_until(lambda: not alive(pids["hung"]), timeout=30, what="hung killed")
+        screen.press(b"d")
+        assert screen.finish(30) == 0
+    finally:
+        screen.close()
+    wait_until(lambda: not helpers(child_reaper), timeout=30, what="no stdio helper left")
+    wait_until(lambda: not our_ssh(), timeout=30, what="no ssh client left")
+    assert alive(pids["svc"]) and alive(d.pid)
+    got = ctl(env, "down", *where)
+    assert re.search(r"hung +killed with SIGKILL by operator", got.stdout), got.stdout
+    assert "svc: stopped after" in got.stdout, got.stdout
+    wait_until(lambda: not alive(d.pid), timeout=30, what="the supervisor to end")
