@@ -150,7 +150,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
     from proctui.frontends.report import summary_lines
 
     pid = core.conn.hello.get("pid")
-    where = f"supervisor pid {pid}"
+    where = f"supervisor pid {pid}" + ("" if core.conn.local else f" on {core.conn.where}")
     if read_only is None:
         read_only = core.read_only
     core.read_only = read_only  # (refused in the core too: nothing that acts is sent)
