@@ -79,9 +79,10 @@ def local_dial(run_dir: Path, timeout: float | None = None,
 def other_supervisor(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """Why the supervisor that answered is not the one we were attached to (its pid, its
     start or its processes differ), or None when it is the same."""
-    same = (old.get("pid"), old.get("started"), old.get("names")) == \
-        (new.get("pid"), new.get("started"), new.get("names"))
-    if same:
-        return None
+    if (old.get("pid"), old.get("started")) == (new.get("pid"), new.get("started")):
+        if old.get("names") == new.get("names"):
+            return None
+        return (f"supervisor pid {new.get('pid')} reloaded its config while the link was "
+                "down: proctui attach shows its processes as they are now")
     return (f"{GONE}: supervisor pid {old.get('pid')} has ended, and pid {new.get('pid')} "
             "runs there now (proctui attach reaches it)")
