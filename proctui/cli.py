@@ -274,9 +274,8 @@ def check(file: Path | None, commands: tuple[str, ...]) -> None:
         click.echo(f"proctui check: warning: {line}", err=True)
 
 
-# The commands that talk to a running supervisor, and export, live in their own modules;
-# importing them adds them to the group above.
-from proctui import cli_control, cli_export, cli_more, cli_reload  # noqa: E402,F401
+# The commands that talk to a running supervisor, export, events, ls, clean and reload
+# live in their own modules, imported when asked for (cli_base.LAZY).
 
 
 def main() -> None:

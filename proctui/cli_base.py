@@ -131,7 +131,42 @@ def run_options(fn=None, *, with_detach: bool = True):  # type: ignore[no-untype
     return fn
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# The commands kept outside cli.py, by module. A module is imported when one of its
+# commands is asked for (or the whole list is: --help, a mistyped name), so `run`, the
+# console and the demo start without the control commands' code (about 30 ms on the
+# host, more on a small board). tests/test_cli_lazy.py holds this table to the truth.
+LAZY: dict[str, tuple[str, ...]] = {
+    "proctui.cli_control": ("abandon", "attach", "down", "extend", "is-ready", "kill", "logs",
+                            "restart", "start", "status", "stdio", "stop", "why"),
+    "proctui.cli_more": ("clean", "events", "ls"),
+    "proctui.cli_export": ("export",),
+    "proctui.cli_reload": ("reload",),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a command's module on first use (click's documented
+    way to load subcommands lazily: override get_command and list_commands)."""
+
+    def _load(self, name: str | None) -> None:
+        import importlib
+
+        for module, names in LAZY.items():
+            if name is None or name in names:
+                importlib.import_module(module)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            known = any(cmd_name in names for names in LAZY.values())
+            self._load(cmd_name if known else None)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load(None)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="proctui")
 def cli() -> None:
     """Run several supervised commands; stop them visibly and steerably.
