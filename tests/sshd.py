@@ -60,7 +60,9 @@ def _keygen(path: Path) -> None:
                    timeout=30, stdin=subprocess.DEVNULL)
 
 
-@pytest.fixture(scope="session", name="sshd")
+# Module scope, not session: the in-process tests make pytest a child subreaper, and a
+# supervisor built in pytest counts every other child of pytest as a stray (sshd too).
+@pytest.fixture(scope="module", name="sshd")
 def sshd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     if SSHD is None or SSH is None or KEYGEN is None:
         pytest.skip("needs OpenSSH's sshd, ssh and ssh-keygen (Debian: openssh-server, "

@@ -58,6 +58,7 @@ def test_the_remote_core_sends_the_tables_request_for_each_method(
 
     monkeypatch.setattr(RemoteCore, "_request", request)
     core = RemoteCore.__new__(RemoteCore)
+    core.read_only = False  # (__init__ is skipped: nothing is connected)
     by_method = {cls.method: cls for cls in CORE_COMMANDS}
     for method, cls in by_method.items():
         params = [p for p in inspect.signature(getattr(Core, method)).parameters

@@ -1,4 +1,4 @@
-"""proctui.core.records makes the frozen records without compiling code: every record of
+"""proctui.records makes the frozen records without compiling code: every record of
 proctui must behave as the standard decorator's twin of it does."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pkgutil
 import pytest
 
 import proctui
-from proctui.core import records
-from proctui.core.records import dataclass
+from proctui import records
+from proctui.records import dataclass
 
 
 def _all_records() -> list[type]:

@@ -188,7 +188,7 @@ def test_attach_read_only_over_ssh_is_told_read_only_by_the_box(box, child_reape
     pty = Pty([PY, "-m", "proctui", "attach", "--read-only", "--host", "box", "--run-dir",
                str(d.run_dir)], d.tmp_path, env=env)
     try:
-        pty.wait_for(b"attached to supervisor", timeout=60)
+        pty.wait_for(b"attached read-only to supervisor", timeout=60)
         pty.press(b"s")  # stop the selected process: refused on the box
         pty.wait_for(b"read-only", timeout=30)
         pty.press(b"d")

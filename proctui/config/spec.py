@@ -13,7 +13,7 @@ from dataclasses import field, replace
 from enum import Enum
 from pathlib import Path
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 COMMAND_LINE = "command line"
 DEFAULT_SCROLLBACK = 10_000  # lines kept per process

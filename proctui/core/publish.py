@@ -8,9 +8,9 @@ from itertools import islice
 
 from proctui.core.life.outcome import Outcome
 from proctui.core.process import Managed
-from proctui.core.records import dataclass
 from proctui.core.snapshot import JOURNAL_TAIL, CoreSnapshot
 from proctui.core.view import ProcessView
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from enum import Enum
 
 from proctui.core.life.outcome import Outcome
 from proctui.core.life.stop import DeadlineAction, Phase
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 __all__ = ["Action", "DeadlineAction", "Phase", "ProcessView", "Reply", "Usage"]
 

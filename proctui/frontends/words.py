@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from proctui.core.life.outcome import OutcomeKind, seconds
 from proctui.core.life.stop import Phase
-from proctui.core.records import dataclass
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import shown
 from proctui.frontends.report import action_words
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

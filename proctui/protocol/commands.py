@@ -56,7 +56,6 @@ from proctui.config.spec import MAX_SECONDS
 from proctui.core.api import Core
 from proctui.core.life.outcome import Who
 from proctui.core.life.stages import Why
-from proctui.core.records import dataclass
 from proctui.core.view import Reply
 from proctui.protocol.replies import (
     Done,
@@ -67,6 +66,7 @@ from proctui.protocol.replies import (
     failed,
     int_from_wire,
 )
+from proctui.records import dataclass
 
 __all__ = ["BY_NAME", "COMMANDS", "CORE_COMMANDS", "A", "CoreCommand", "Done", "Fault",
            "JournalPage", "Named", "Request", "Simple", "TailPage", "failed"]

@@ -8,8 +8,8 @@ from dataclasses import field
 from enum import Enum
 from typing import Any
 
-from proctui.core.records import dataclass
 from proctui.core.view import Reply
+from proctui.records import dataclass
 
 
 class Fault(Enum):

@@ -10,12 +10,12 @@ from dataclasses import fields
 from typing import Any, ClassVar, Generic, TypeVar
 
 from proctui.core.api import Core
-from proctui.core.records import dataclass
 from proctui.core.view import Reply
 from proctui.protocol.replies import (
     Done,
     done_from_wire,
 )
+from proctui.records import dataclass
 
 # -- requests -----------------------------------------------------------------------------
 

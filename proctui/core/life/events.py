@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from proctui.config.spec import RestartPolicy
 from proctui.core.life.stages import Why
-from proctui.core.records import dataclass
 from proctui.core.store.kinds import Kind
+from proctui.records import dataclass
 
 # -- events ---------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import signal
 from dataclasses import field, replace
 from enum import Enum
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 
 class OutcomeKind(Enum):

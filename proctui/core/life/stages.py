@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 from proctui.config.spec import RestartPolicy
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0

@@ -39,7 +39,7 @@ from proctui.core.life.stop_events import (
     WaitFailed,
     WaitRequested,
 )
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 __all__ = [
     "EARLY",

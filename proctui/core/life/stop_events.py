@@ -4,7 +4,7 @@ the time it happened, and its effects. Plain frozen data, re-exported by ``stop`
 from __future__ import annotations
 
 from proctui.core.life.outcome import EndKind, Reason, Who
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 # -- events -------------------------------------------------------------------------------
 

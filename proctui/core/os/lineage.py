@@ -19,7 +19,7 @@ from typing import Protocol
 
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat, ProcTable
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 Key = tuple[int, int]  # (pid, start ticks): a process, not a reusable number
 

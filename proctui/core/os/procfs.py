@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import field
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 DEAD = frozenset("ZXx")

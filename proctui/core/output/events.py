@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
 LINE_OVERHEAD = 56  # bytes a short str costs besides its characters, in CPython

@@ -13,7 +13,7 @@ from enum import IntEnum
 from itertools import islice
 
 from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 
 class Stream(IntEnum):

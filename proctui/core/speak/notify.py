@@ -23,7 +23,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 MAX_DATAGRAM = 4096  # bytes; systemd's own limit is of this order
 MAX_FIELDS = 64  # lines of one datagram

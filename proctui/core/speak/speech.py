@@ -19,13 +19,13 @@ from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.output.text import visible
 from proctui.core.process import Managed
-from proctui.core.records import dataclass
 from proctui.core.run import Run
 from proctui.core.speak.notify import Message, NotifySocket
 from proctui.core.speak.readiness import Checks
 from proctui.core.speak.senders import Judged, Senders, outside_tree
 from proctui.core.store.journal import Journal
 from proctui.core.store.kinds import Kind
+from proctui.records import dataclass
 
 MAX_STATUS = 200  # characters of STATUS= shown
 MAX_JOURNAL_VALUE = 256  # characters of each notify field in the journal

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from proctui.core.records import dataclass
 from proctui.core.store.kinds import Kind
 from proctui.core.store.rundir import RunDir
+from proctui.records import dataclass
 
 NAME = "journal.jsonl"
 PREVIOUS = "journal.1.jsonl"

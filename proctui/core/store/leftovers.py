@@ -14,8 +14,8 @@ from enum import Enum
 
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat
-from proctui.core.records import dataclass
 from proctui.core.store.pidfile import PidRecord
+from proctui.records import dataclass
 
 
 class Proof(Enum):

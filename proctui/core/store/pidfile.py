@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import asdict, field
 
-from proctui.core.records import dataclass
+from proctui.records import dataclass
 
 MAX_PID_FILE = 1 << 16
 

@@ -19,8 +19,8 @@ import stat
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from proctui.core.records import dataclass
 from proctui.core.store.pidfile import MAX_PID_FILE, PidRecord
+from proctui.records import dataclass
 
 PID_SUFFIX = ".pid"
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
