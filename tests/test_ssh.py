@@ -244,6 +244,7 @@ def test_read_only_is_refused_every_command_with_its_words(box):
         reply = conn.call(commands.Stop("svc"))
         assert reply.fault is Fault.READ_ONLY and "read-only" in reply.text
         assert conn.call(commands.StopAll()).fault is Fault.READ_ONLY
+        assert conn.call(commands.Reload()).fault is Fault.READ_ONLY  # it acts too
         # A later via cannot take it back; looking still works.
         conn.sock.sendall(wire.dumps(commands.Via(read_only=False).wire()))
         assert conn.call(commands.Kill("hung")).fault is Fault.READ_ONLY

@@ -6,7 +6,6 @@ waiting differs. Bounded: it returns once every group is gone or given up on."""
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -71,13 +70,8 @@ def _feed(stop: _Stop, event: m.Event, os_layer: OSLayer, said: list[str]) -> No
             said.append(f"group {stop.pgid}: {effect.end.value}")
 
 
+
 def crash_log(run_dir: RunDir | None, text: str) -> None:
     """Append ``text`` to RUN_DIR/crash.log, if there is one: nothing here may raise."""
-    if run_dir is None or run_dir.fd is None:
-        return
-    with contextlib.suppress(OSError):
-        fd = run_dir.open_append("crash.log")
-        try:
-            os.write(fd, text.encode(errors="backslashreplace"))
-        finally:
-            os.close(fd)
+    if run_dir is not None:
+        run_dir.append_text("crash.log", text)

@@ -48,11 +48,5 @@ def keep_summary(run_dir: RunDir | None, core: Supervisor, *,
         return
     from proctui.frontends.daemon import LOG
 
-    with contextlib.suppress(OSError):
-        fd = run_dir.open_append(LOG)
-        try:
-            os.write(fd, "".join(f"proctui | {line}\n" for line in [
-                "the terminal went away; the summary it was not shown:", head, *lines])
-                .encode(errors="replace"))
-        finally:
-            os.close(fd)
+    run_dir.append_text(LOG, "".join(f"proctui | {line}\n" for line in [
+        "the terminal went away; the summary it was not shown:", head, *lines]))

@@ -43,9 +43,11 @@ class Dispatch:
         core = self.core
         if isinstance(request, commands.Named) and request.name not in c.seen:
             return failed(Fault.UNKNOWN_NAME, f"no process named {request.name!r}")
+        # Everything that acts: the core's commands, and reload (it stops, starts and
+        # restarts processes).
+        if c.read_only and isinstance(request, (commands.CoreCommand, commands.Reload)):
+            return failed(Fault.READ_ONLY, f"{request.op}: {Fault.READ_ONLY.words}")
         if isinstance(request, commands.CoreCommand):
-            if c.read_only:
-                return failed(Fault.READ_ONLY, f"{request.op}: {Fault.READ_ONLY.words}")
             if request.journaled:
                 core.journal_command(getattr(request, "name", None), op=request.op,
                                      **who(c))
@@ -79,8 +81,6 @@ class Dispatch:
             c.read_only = c.read_only or request.read_only
             return Done()
         if isinstance(request, commands.Reload):
-            if c.read_only:  # it stops, starts and restarts processes: it acts
-                return failed(Fault.READ_ONLY, f"{request.op}: {Fault.READ_ONLY.words}")
             core.journal_command(None, op=request.op, **who(c))
             return await self._reload()
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {request.op!r}")

@@ -215,6 +215,18 @@ class RunDir:
         os.set_blocking(fd, True)
         return fd
 
+    def append_text(self, filename: str, text: str) -> None:
+        """Append ``text`` to a file here (as open_append), never raising: for the logs
+        written on the way out, where a full disk must lose the words, not the exit."""
+        if self.fd is None or not text:
+            return
+        with contextlib.suppress(OSError):
+            fd = self.open_append(filename)
+            try:
+                os.write(fd, text.encode(errors="backslashreplace"))
+            finally:
+                os.close(fd)
+
     def write_pid(self, record: PidRecord) -> Path:
         """Atomically (write a temporary file, then rename over). Not fsynced: a PID file
         must survive proctui's death, not the machine's (its processes would not)."""
