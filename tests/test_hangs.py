@@ -121,8 +121,8 @@ def test_two_thousand_processes_stop_within_their_timeouts_and_say_so_truly(tmp_
                                                                            child_reaper):
     """stop_timeout 5, kill_timeout 2: nothing hangs, nothing is killed that died at once,
     and every outcome says so truly. The bounds are what a busy 2-core CI meets; how fast
-    it really is (0.2 s words, 5 + 2 + 1 s in all) is measured by tests/bench/bench.py
-    --only 10, where it is printed, not asserted."""
+    it really is (0.5 s words, about 9 s from SIGINT to exit here; 25-32 s while every run
+    walked the whole tree again) is measured by tests/bench/bench.py --only 10."""
     n = 2000
     (tmp_path / "Procfile").write_text("".join(f"p{i}: exec sleep 600\n" for i in range(n)))
     proc = subprocess.Popen(proctui_cmd("--run-dir", str(tmp_path / "run"), "-f",
@@ -144,7 +144,7 @@ def test_two_thousand_processes_stop_within_their_timeouts_and_say_so_truly(tmp_
     assert proc.returncode == 0, err[-2000:]
     # No process waits for a deadline it does not need: well under the 5 s stop timeout
     # per process plus the 2 s kill timeout, with room for a loaded machine.
-    assert took < 5 + 2 + 20, f"stopping {n} processes took {took:.1f}s"
+    assert took < 5 + 2 + 13, f"stopping {n} processes took {took:.1f}s"
     summary = out[out.index("proctui | summary:"):].splitlines()[1:]
     assert len(summary) == n
     times = [float(m.group(1)) for m in

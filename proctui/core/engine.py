@@ -251,8 +251,9 @@ class Engine:
         runs, self._to_check = self._to_check, []
         newest = max((r.leader_exited_at or 0.0) for r in runs)
         self.lineage.update(self._runs, newer_than=newest)
-        for run in runs:
-            run.watch.check_gone()
+        with self.os.one_walk():
+            for run in runs:
+                run.watch.check_gone()
 
     def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]:
         self.lineage.update(self._runs, newer_than=newer_than)

@@ -76,8 +76,9 @@ class Housekeeping:
                     and not r.leftover} | self.keep()
             self.os.reap_orphans(table, keep)
             self._strays()
-            for run in live:
-                self._observe(run, table)
+            with self.os.one_walk():
+                for run in live:
+                    self._observe(run, table)
         self.schedule()
 
     def _observe(self, run: Run, table: ProcTable) -> None:

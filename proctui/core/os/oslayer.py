@@ -12,6 +12,7 @@ import ctypes
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 from proctui.core.life.outcome import ExitStatus
 from proctui.core.os import procfs
@@ -29,6 +30,7 @@ class OSLayer:
         self._tree: tuple[float, ProcTable] | None = None
         self._all: tuple[float, ProcTable] | None = None
         self._tree_kids: set[int] = set()
+        self._same = False  # inside one_walk()
 
     # -- this process ------------------------------------------------------------------
 
@@ -75,6 +77,19 @@ class OSLayer:
 
     # -- looking -----------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def one_walk(self) -> Iterator[None]:
+        """Inside, descendants() answers from the walk before, however old: for a batch of
+        runs signalled, checked or observed together. A walk per run made 2,000 processes
+        take 25 s to stop."""
+        if self._tree is None:
+            self.descendants()
+        was, self._same = self._same, True
+        try:
+            yield
+        finally:
+            self._same = was
+
     def descendants(self, max_age: float = SCAN_MAX_AGE,
                     newer_than: float | None = None) -> ProcTable:
         """Every descendant of proctui (orphans included, being re-parented to us), from
@@ -82,6 +97,8 @@ class OSLayer:
         after ``newer_than``."""
         now = time.monotonic()
         tree = self._tree
+        if tree is not None and self._same:
+            return tree[1]
         if tree is not None and now - tree[0] <= max_age and newer_than is not None \
                 and tree[0] < newer_than:
             # A newer walk is needed only if something new was re-parented to us since
