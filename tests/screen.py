@@ -71,6 +71,29 @@ class Screen:
         self.pty.close()
 
 
+def together(*plays) -> None:
+    """Play several screens at once, each by its own script: a generator that presses
+    keys on its screen and yields ``(predicate, what, timeout)`` to wait for. Every
+    screen is read in turn, so none waits behind another (a countdown seen on one is
+    not missed while another is being waited for). Long waits (a demo's pace) overlap
+    instead of adding up."""
+    active = []
+    for screen, script in plays:
+        active.append([screen, script, next(script), time.monotonic()])
+    while active:
+        for play in list(active):
+            screen, script, (predicate, what, timeout), since = play
+            screen.pump(0.01)
+            if predicate(screen.lines()):
+                try:
+                    play[2], play[3] = next(script), time.monotonic()
+                except StopIteration:
+                    active.remove(play)
+            elif time.monotonic() - since > timeout:
+                raise AssertionError(f"{screen.columns}x{screen.rows}: timed out waiting for "
+                                     f"{what}; screen:\n{screen.text()}")
+
+
 KEYS = {"up": b"\x1b[A", "down": b"\x1b[B", "pgup": b"\x1b[5~", "pgdn": b"\x1b[6~",
         "home": b"\x1b[H", "end": b"\x1b[F", "escape": b"\x1b", "enter": b"\r",
         "tab": b"\t"}
