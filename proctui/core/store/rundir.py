@@ -12,7 +12,6 @@ import contextlib
 import errno
 import fcntl
 import grp
-import hashlib
 import os
 import pwd
 import stat
@@ -37,6 +36,12 @@ class PidFileEntry:
     error: str | None = None
 
 
+try:  # CPython's own SHA-1: the same digest as hashlib's without loading OpenSSL (5 ms)
+    from _sha1 import sha1 as _sha1
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import sha1 as _sha1
+
+
 def default_run_dir(anchor: Path) -> Path:
     """$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/NAME-HASH), one per config
     file or working directory, so two projects never share a lock."""
@@ -44,7 +49,7 @@ def default_run_dir(anchor: Path) -> Path:
     root = Path(base) / "proctui" if base and os.path.isabs(base) else \
         Path(f"/tmp/proctui-{os.getuid()}")
     resolved = anchor.resolve()
-    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:8]
+    digest = _sha1(str(resolved).encode()).hexdigest()[:8]
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name)[:40]
     return root / f"{slug or 'root'}-{digest}"
 

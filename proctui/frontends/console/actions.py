@@ -11,21 +11,16 @@ from typing import TYPE_CHECKING
 
 from textual import events
 from textual.containers import Container
-from textual.widgets import Input
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Reply
-from proctui.frontends.console.dialogs import (
-    ConfirmScreen,
-    Decision,
-    HelpScreen,
-    LeaveScreen,
-    TimelineScreen,
-)
 from proctui.frontends.console.output import ProcessPane
 
 if TYPE_CHECKING:
+    from textual.widgets import Input
+
     from proctui.frontends.console.app import ProctuiApp
+    from proctui.frontends.console.dialogs import Decision
 
     _Base = ProctuiApp
 else:
@@ -70,6 +65,8 @@ class ProcessActions(_Base):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._send(self.core.abandon(view.name))
+
+        from proctui.frontends.console.dialogs import ConfirmScreen
 
         self.push_screen(ConfirmScreen(
             f"Abandon {view.name} (pid {view.pid})?",
@@ -154,6 +151,8 @@ class PaneActions(_Base):
         self.selected_pane.output.end()
 
     def action_help(self) -> None:
+        from proctui.frontends.console.dialogs import HelpScreen
+
         self.push_screen(HelpScreen(self.read_only))
 
     def action_timeline(self) -> None:
@@ -164,18 +163,28 @@ class PaneActions(_Base):
             self.notify("Nothing in the journal yet", markup=False)
             return
         picture = timeline.build(entries)
+        from proctui.frontends.console.dialogs import TimelineScreen
+
         self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
 
-    def action_search(self) -> None:
+    async def action_search(self) -> None:
         box = self._search
+        if box is None:  # the first search: Textual's Input loads now, not at start-up
+            from textual.widgets import Input
+
+            box = Input(placeholder="search the pane (Enter finds, Escape closes)",
+                        id="search")
+            await self.mount(box, before="#keys")
+            self._search = box
         box.disabled = False
         box.display = True
         box.focus()
 
     def _close_search(self) -> None:
         box = self._search
-        box.display = False
-        box.disabled = True  # a hidden input must never swallow the app's keys
+        if box is not None:
+            box.display = False
+            box.disabled = True  # a hidden input must never swallow the app's keys
         self.set_focus(None)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -199,7 +208,7 @@ class PaneActions(_Base):
         self._show_match()
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "escape" and self._search.display:
+        if event.key == "escape" and self._search is not None and self._search.display:
             self._close_search()
             event.stop()
 
@@ -228,6 +237,8 @@ class QuitActions(_Base):
             return
         if self.attached is not None and not self.quitting:
             if len(self.screen_stack) == 1:
+                from proctui.frontends.console.dialogs import LeaveScreen
+
                 self.push_screen(LeaveScreen(self.attached), self._leave)
             return
         if not self.quitting:
@@ -239,6 +250,8 @@ class QuitActions(_Base):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._send(self.core.kill_all())
+
+        from proctui.frontends.console.dialogs import ConfirmScreen
 
         self.push_screen(ConfirmScreen("Kill all now?", "Send SIGKILL to every process that "
                                                         "is still stopping."), answered)
@@ -285,6 +298,8 @@ class QuitActions(_Base):
                     lambda _f: self.call_from_thread(self.exit))
 
         left = tuple(f"{v.name} (pid {v.pid})" for v in self.views if v.alive and v.pid)
+        from proctui.frontends.console.dialogs import ConfirmScreen
+
         self.push_screen(ConfirmScreen(
             "Abandon everything still running and exit now?",
             "" if left else "Nothing is running.", items=left, prefix="Left running:"),

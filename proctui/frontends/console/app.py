@@ -12,9 +12,9 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterable
-from importlib import resources
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.command import CommandPalette
@@ -22,14 +22,13 @@ from textual.containers import Container
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from proctui.core.api import Core
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Usage
 from proctui.frontends.console import keys
 from proctui.frontends.console.actions import PaneActions, ProcessActions, QuitActions
-from proctui.frontends.console.dialogs import AskScreen, Decision
 from proctui.frontends.console.driver import stop_input
 from proctui.frontends.console.link import LinkActions, LinkBanner
 from proctui.frontends.console.output import ProcessPane
@@ -40,18 +39,24 @@ from proctui.frontends.console.render import clock_face, next_change
 from proctui.frontends.console.table import ProcessTable, Row
 from proctui.frontends.hangup import watch_terminal
 
+if TYPE_CHECKING:
+    from textual.widgets import Input
+
+    from proctui.frontends.console.dialogs import Decision
+
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
 MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
 
 
 def _css_path() -> Path:
-    try:
-        path = Path(str(resources.files("proctui.styles").joinpath("proctui.tcss")))
+    """Inside the package (proctui/styles, in the wheel), else the source tree's styles/.
+    A path, not importlib.resources: that import costs a zipfile before the first frame."""
+    here = Path(__file__).resolve()
+    for path in (here.parents[2] / "styles" / "proctui.tcss",
+                 here.parents[3] / "styles" / "proctui.tcss"):
         if path.is_file():
             return path
-    except (ModuleNotFoundError, FileNotFoundError):
-        pass
-    return Path(__file__).resolve().parents[3] / "styles" / "proctui.tcss"
+    return path
 
 
 class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None]):
@@ -111,13 +116,12 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
                 self.panes[view.name] = pane
                 yield pane
         yield ShutdownPanel(id="shutdown")
-        yield Input(placeholder="search the pane (Enter finds, Escape closes)", id="search")
         yield KeyBar(id="keys")
 
     def on_mount(self) -> None:
         self._table = self.query_one(ProcessTable)
         self._panel = self.query_one(ShutdownPanel)
-        self._search = self.query_one("#search", Input)
+        self._search: Input | None = None  # made on the first / (not before the first frame)
         if self.hint:
             self.query_one(Hint).items = self.hint
         self._close_search()
@@ -276,6 +280,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
     # -- questions at a deadline --------------------------------------------------------
 
     def _ask(self, views: list[ProcessView], now: float) -> None:
+        # The dialogs (and Textual's buttons) load at the first question, not before the
+        # first frame.
+        from proctui.frontends.console.dialogs import AskScreen
+
         screen = self.screen
         if isinstance(screen, AskScreen):
             current = next((v for v in views if v.name == screen.view.name), None)

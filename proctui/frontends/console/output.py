@@ -69,6 +69,8 @@ class OutputView(ScrollView, can_focus=False):
         self._base = Style()  # the pane's own style, read once per screen drawn
         self._top_shown = 0  # line number at the top of the screen, as last drawn
         self.on_position: Callable[[str], None] | None = None
+        self._room_key: tuple[object, ...] | None = None
+        self._room_size = Size(0, 0)
 
     # -- the data -------------------------------------------------------------------
 
@@ -205,8 +207,16 @@ class OutputView(ScrollView, can_focus=False):
 
     @property
     def _room(self) -> Size:
-        """The rows and columns the lines are drawn in: the pane less its scrollbar."""
-        return self.scrollable_content_region.size
+        """The rows and columns the lines are drawn in: the pane less its scrollbar. Asked
+        for every row drawn: worked out once per size and scrollbar (a walk of styles)."""
+        key = (self.size, self.show_vertical_scrollbar, self.show_horizontal_scrollbar)
+        if key != self._room_key:
+            self._room_key, self._room_size = key, self.scrollable_content_region.size
+        return self._room_size
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._room_key = None  # (the grid's CSS takes the scrollbar away at the same size)
 
     def render_line(self, y: int) -> Strip:
         width, height = self._room
