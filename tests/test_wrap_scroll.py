@@ -1,0 +1,304 @@
+"""With wrap on the output pane scrolls by rows, so its scrollbar tells the truth: the
+scroll range is every held line's wrapped rows, its end puts the newest line's last row
+on the pane's bottom row, and holding, paging, End, search jumps and the ``w`` toggle all
+keep working while lines arrive and old ones leave the ring. Real Textual apps driven
+with Pilot over real OutputBuffers; the counting is held to Rich's own wrapping."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.text import Text
+from textual.app import App
+
+from proctui.core.output.lines import OutputBuffer, Stream
+from proctui.frontends.console.output import OutputView
+from proctui.frontends.console.wrapped_rows import RowMap, count_rows, estimate
+
+SIZE = (60, 20)  # the pane: 59 columns beside its scrollbar, 20 rows
+WIDTH, HEIGHT = 59, 20
+RICH = Console(width=200)
+
+
+def wrapped(line: str, width: int = WIDTH) -> list[str]:
+    """The rows Rich makes of ``line`` (what the pane draws), as plain text."""
+    text = Text(line)
+    if text.cell_len <= width:
+        return [line.rstrip()]
+    return [piece.plain.rstrip()
+            for piece in text.wrap(RICH, width, overflow="fold", no_wrap=False)]
+
+
+def long_line(i: int) -> str:
+    """A line that word-wraps to a few rows, with words of several lengths, so counting
+    its cells alone would get its rows wrong."""
+    words = ["alpha", "be", "gamma-delta", "epsilon", "z", "etaetaetaeta", "theta"]
+    return f"line {i} " + " ".join(words[(i + k) % len(words)] for k in range(14 + i % 9))
+
+
+class One(App[None]):
+    def __init__(self, buffer: OutputBuffer) -> None:
+        super().__init__()
+        self.buffer = buffer
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield OutputView(self.buffer)
+
+
+async def until(pilot, predicate: Callable[[], object], what: str,
+                timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+def total_rows(buffer: OutputBuffer) -> int:
+    got = buffer.read(buffer.first)
+    return sum(len(wrapped(line)) for line in got.lines)
+
+
+def rows_before(buffer: OutputBuffer, number: int) -> int:
+    got = buffer.read(buffer.first, number - buffer.first)
+    return sum(len(wrapped(line)) for line in got.lines)
+
+
+def shown(view: OutputView) -> list[str]:
+    return [row.rstrip() for row in view.text().split("\n")]
+
+
+# -- the counting --------------------------------------------------------------------
+
+
+def test_rows_are_counted_as_rich_wraps():
+    """count_rows walks the words as Rich's wrap does: held to Rich's answer over many
+    random lines (spaces in runs, words longer than the row, leading spaces)."""
+    rng = random.Random(18)
+    for _ in range(4000):
+        width = rng.randint(1, 40)
+        parts = []
+        for _ in range(rng.randint(0, 12)):
+            parts.append(" " * rng.choice([0, 1, 1, 1, 2, 5]))
+            parts.append("x" * rng.choice([1, 2, 3, 5, 8, 13, 40, 90]))
+        line = "".join(parts) + " " * rng.choice([0, 0, 1, 3])
+        assert count_rows(line, width) == len(wrapped(line, width)), (line, width)
+
+
+def test_an_estimate_is_sure_only_where_it_is_exact():
+    lines = [long_line(i) for i in range(50)] + ["short"] * 5 + ["x" * 130]
+    rows, unsure = estimate(lines, WIDTH)
+    for i, line in enumerate(lines):
+        if i not in unsure:
+            assert rows[i] == len(wrapped(line)), line
+    # Cells over width is no count of word-wrapped rows: some estimates are off.
+    assert any(rows[i] != len(wrapped(lines[i])) for i in unsure)
+    assert estimate(["1234"] * 1000, WIDTH) == ([1] * 1000, [])  # a flood: sure at once
+
+
+def test_the_row_map_follows_the_ring():
+    """Rows by line: lines added at the end, dropped at the front (across the cuts it
+    makes now and then), set exactly; row_of and line_at agree with a plain list."""
+    rng = random.Random(7)
+    rows = RowMap()
+    plain: dict[int, int] = {}
+    first = end = 0
+    for _ in range(300):
+        new = [rng.randint(1, 6) for _ in range(rng.randint(0, 400))]
+        rows.extend(new)
+        for r in new:
+            plain[end] = r
+            end += 1
+        first = max(first, end - rng.randint(1, 3000))
+        rows.drop_to(first)
+        for line in rng.sample(range(first, end), min(5, end - first)):
+            plain[line] = rng.randint(1, 6)
+            rows.set(line, plain[line])
+        held = [plain[n] for n in range(first, end)]
+        assert rows.total == sum(held)
+        for _ in range(5):
+            line = rng.randrange(first, end)
+            assert rows.row_of(line) == sum(held[:line - first])
+            row = rng.randrange(rows.total)
+            got, into = rows.line_at(row)
+            assert rows.row_of(got) + into == row and 0 <= into < plain[got]
+    assert rows.line_at(rows.total + 2) == (end, 2)
+
+
+# -- the pane ------------------------------------------------------------------------
+
+
+async def test_the_scroll_range_is_every_wrapped_row_and_its_end_the_last_row():
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(500)])
+    expected = total_rows(buffer)
+    assert expected > 2 * 500  # the lines do wrap
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await until(pilot, lambda: view.virtual_size.height == expected,
+                    f"{expected} rows in the scroll range (it has {view.virtual_size.height})")
+        assert view.scrollable_content_region.size == (WIDTH, HEIGHT)
+        assert view.max_scroll_y == expected - HEIGHT
+        assert view.follow and view.scroll_y == view.max_scroll_y
+        # The scrollbar's thumb is drawn from these: a window of 20 of the rows, at the end.
+        bar = view.vertical_scrollbar
+        await until(pilot, lambda: bar.window_virtual_size == expected and
+                    bar.position == view.max_scroll_y, "the scrollbar at the end")
+        assert bar.window_size == HEIGHT
+        # The end of the range: the newest line's last row on the bottom row.
+        last = wrapped(long_line(499))
+        assert shown(view)[-len(last):] == last
+        # Held at the very end of the range (the wheel's way there) shows the same rows.
+        view.scroll_to(y=view.max_scroll_y - 1, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        assert not view.follow
+        assert shown(view)[-1] == last[-2] if len(last) > 1 else True
+        view.scroll_to(y=view.max_scroll_y, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        assert view.follow and shown(view)[-len(last):] == last
+        # Half way down the range is half way down the rows (not the lines).
+        view.scroll_to(y=expected // 2, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        top = view.top_line
+        assert rows_before(buffer, top) <= expected // 2 < rows_before(buffer, top + 1)
+        assert bar.position == expected // 2
+
+
+async def test_following_keeps_the_newest_line_on_the_last_row():
+    buffer = OutputBuffer(400)  # the ring drops old lines as these come
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(300)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        for n in range(300, 700, 40):
+            buffer.append(Stream.STDOUT, [long_line(i) for i in range(n, n + 40)])
+            view.sync()
+            await pilot.pause(0.02)
+            last = wrapped(long_line(n + 39))
+            assert shown(view)[-len(last):] == last, (n, shown(view))
+            assert view.scroll_y == view.max_scroll_y
+        expected = total_rows(buffer)
+        await until(pilot, lambda: view.virtual_size.height == expected,
+                    "the range counting the lines held, not those dropped")
+
+
+async def test_end_and_page_down_reach_the_newest_line():
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(200)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        last = wrapped(long_line(199))
+        view.scroll_to(y=view.max_scroll_y - 100, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        assert not view.follow and last[-1] not in shown(view)
+        view.end()
+        await pilot.pause(0.05)
+        assert view.follow and shown(view)[-len(last):] == last
+        view.home()
+        await pilot.pause(0.05)
+        assert shown(view)[0] == wrapped(long_line(0))[0]
+        pages = 0
+        while not view.follow:
+            view.page(1)
+            await pilot.pause(0.01)
+            pages += 1
+            assert pages < 200, "PgDn never reached the end"
+        # A page is a screen of rows less one, so PgDn took about rows/19 presses.
+        rows = view.virtual_size.height
+        assert abs(pages - (rows - HEIGHT) / (HEIGHT - 1)) <= 1, (pages, rows)
+        assert shown(view)[-len(last):] == last
+
+
+async def test_a_held_line_stays_on_top_while_lines_arrive_and_old_ones_leave():
+    buffer = OutputBuffer(2000)
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(1500)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        view.show_line(1200)
+        await pilot.pause(0.05)
+        # One row further: the top of the screen is inside a wrapped line.
+        view.scroll_to(y=view.scroll_y + 1, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        top = view.top_line
+        first_rows = shown(view)[:3]
+        assert 1190 <= top <= 1200 and not view.follow
+        for n in range(1500, 2500, 100):
+            buffer.append(Stream.STDOUT, [long_line(i) for i in range(n, n + 100)])
+            view.sync()
+            await pilot.pause(0.02)
+            assert view.top_line == top and shown(view)[:3] == first_rows, n
+        assert buffer.first == 500  # a thousand lines left the ring meanwhile
+        into = wrapped(long_line(top)).index(first_rows[0])
+        await until(pilot, lambda: view.virtual_size.height == total_rows(buffer),
+                    "the range counted exactly")
+        assert view.scroll_y == rows_before(buffer, top) + into
+        assert shown(view)[:3] == first_rows
+        assert view.position == f"held at {top + 1}/2500 (End follows)"
+
+
+async def test_wrap_toggle_keeps_the_top_line_and_wrap_off_counts_lines():
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(300)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        view.show_line(150)
+        await pilot.pause(0.05)
+        top = view.top_line
+        view.wrap = False
+        await pilot.pause(0.05)
+        assert view.top_line == top
+        assert shown(view)[0].startswith(f"line {top} ")
+        assert view.virtual_size.height == 300  # a line is a row
+        assert view.max_scroll_y == 300 - HEIGHT
+        view.wrap = True
+        await pilot.pause(0.05)
+        assert view.top_line == top
+        assert shown(view)[0] == wrapped(long_line(top))[0]
+        await until(pilot, lambda: view.virtual_size.height == total_rows(buffer),
+                    "the rows counted again")
+
+
+async def test_a_search_jump_shows_the_line_a_third_down():
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [long_line(i) for i in range(300)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        view.show_line(222)
+        await pilot.pause(0.05)
+        assert shown(view).index(wrapped(long_line(222))[0]) == HEIGHT // 3
+        assert view.position.startswith("held at ")
+
+
+async def test_a_flood_of_short_lines_is_settled_without_counting():
+    """A flood's lines fit the row: each is one row for sure, nothing is left to count,
+    and the range is the lines held."""
+    buffer = OutputBuffer(10_000)
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        for n in range(0, 200_000, 20_000):
+            buffer.append(Stream.STDOUT, [str(i) for i in range(n, n + 20_000)])
+            view.sync()
+            await pilot.pause(0.01)
+            assert shown(view)[-1] == str(n + 19_999)
+        assert view.virtual_size.height == 10_000
+        assert not view._space.map.pending
