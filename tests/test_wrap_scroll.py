@@ -90,13 +90,17 @@ def test_rows_are_counted_as_rich_wraps():
 
 def test_an_estimate_is_sure_only_where_it_is_exact():
     lines = [long_line(i) for i in range(50)] + ["short"] * 5 + ["x" * 130]
-    rows, unsure = estimate(lines, WIDTH)
+    rows, unsure = estimate(lines, [Stream.STDOUT] * len(lines), WIDTH)
     for i, line in enumerate(lines):
         if i not in unsure:
             assert rows[i] == len(wrapped(line)), line
     # Cells over width is no count of word-wrapped rows: some estimates are off.
     assert any(rows[i] != len(wrapped(lines[i])) for i in unsure)
-    assert estimate(["1234"] * 1000, WIDTH) == ([1] * 1000, [])  # a flood: sure at once
+    flood = ["1234"] * 1000
+    assert estimate(flood, [Stream.STDOUT] * 1000, WIDTH) == ([1] * 1000, [])  # at once
+    # proctui's notices have a mark before them: counted exactly, the rest still sure.
+    streams = [Stream.STDOUT] * 999 + [Stream.PROCTUI]
+    assert estimate(flood, streams, WIDTH) == ([1] * 1000, [999])
 
 
 def test_the_row_map_follows_the_ring():
@@ -227,24 +231,24 @@ async def test_a_held_line_stays_on_top_while_lines_arrive_and_old_ones_leave():
         view = app.query_one(OutputView)
         view.sync()
         await pilot.pause(0.1)
-        view.show_line(1200)
+        await until(pilot, lambda: view.virtual_size.height == total_rows(buffer),
+                    "the range counted exactly")
+        # The top of the screen inside a wrapped line: its second row.
+        top = 1200
+        view.scroll_to(y=rows_before(buffer, top) + 1, animate=False, immediate=True)
         await pilot.pause(0.05)
-        # One row further: the top of the screen is inside a wrapped line.
-        view.scroll_to(y=view.scroll_y + 1, animate=False, immediate=True)
-        await pilot.pause(0.05)
-        top = view.top_line
         first_rows = shown(view)[:3]
-        assert 1190 <= top <= 1200 and not view.follow
+        assert view.top_line == top and not view.follow
+        assert first_rows[0] == wrapped(long_line(top))[1]
         for n in range(1500, 2500, 100):
             buffer.append(Stream.STDOUT, [long_line(i) for i in range(n, n + 100)])
             view.sync()
             await pilot.pause(0.02)
             assert view.top_line == top and shown(view)[:3] == first_rows, n
         assert buffer.first == 500  # a thousand lines left the ring meanwhile
-        into = wrapped(long_line(top)).index(first_rows[0])
         await until(pilot, lambda: view.virtual_size.height == total_rows(buffer),
                     "the range counted exactly")
-        assert view.scroll_y == rows_before(buffer, top) + into
+        assert view.scroll_y == rows_before(buffer, top) + 1
         assert shown(view)[:3] == first_rows
         assert view.position == f"held at {top + 1}/2500 (End follows)"
 
@@ -302,3 +306,52 @@ async def test_a_flood_of_short_lines_is_settled_without_counting():
             assert shown(view)[-1] == str(n + 19_999)
         assert view.virtual_size.height == 10_000
         assert not view._space.map.pending
+
+
+# -- on a real screen ----------------------------------------------------------------
+
+WORDS = "lorem ipsum dolor sit amet " * 8  # 216 cells: three rows of a 99-column pane
+LONG = f"p=for i in $(seq 0 99); do echo \"line $i {WORDS}\"; done; echo FINAL LINE; sleep 100"
+THUMB_EDGES = "▁▂▃▄▅▆▇"  # a thumb's ends are eighths of a cell; its middle is reversed
+
+
+def test_the_thumb_on_a_real_screen_is_a_window_of_the_rows(installed, tmp_path):
+    """The installed console on a pty read through pyte: 100 lines of three rows each
+    in a 25-row pane make a thumb of about two cells (25 of 301 rows), at the bottom
+    while following and at the top after Home. Counting lines, it was five or six."""
+    from tests.screen import KEYS, Screen
+
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), LONG], tmp_path, 30, 100)
+
+    def pane(lines: list[str]) -> range:
+        """The pane's rows: under its header, above the key bar."""
+        header = next(i for i, line in enumerate(lines) if line.startswith(" ● p "))
+        return range(header + 1, len(lines) - 1)
+
+    def thumb() -> list[int]:
+        rows = pane(screen.lines())
+        return [r for r in rows if screen.vt.buffer[r][99].reverse or
+                screen.vt.buffer[r][99].data in THUMB_EDGES]
+
+    try:
+        screen.wait(lambda lines: [line.strip() for line in lines if line.strip()][-2:-1]
+                    == ["FINAL LINE"], what="FINAL LINE as the pane's last row")
+        screen.settle()
+        rows = pane(screen.lines())
+        per_line = len(wrapped(f"line 50 {WORDS}", 99))
+        assert len(rows) == 25 and per_line == 3
+        size = len(rows) * len(rows) / (100 * per_line + 1)  # the thumb, in cells
+        cells = thumb()
+        assert cells and cells[-1] == rows[-1], screen.text()  # at the end: at the bottom
+        assert size <= len(cells) <= size + 2, (cells, size)
+        screen.press(KEYS["home"])
+        screen.wait(lambda lines: any(line.startswith("line 0 lorem") for line in lines),
+                    what="Home showing the first line")
+        screen.settle()
+        cells = thumb()
+        assert cells and cells[0] == rows[0] and size <= len(cells) <= size + 2, cells
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

@@ -18,7 +18,8 @@ from proctui.frontends.console.render import ansi_text, segments
 from proctui.frontends.console.wrapped_rows import count_rows
 
 STRIP_CACHE = 2000  # lines: a few screens of a tall pane, wrapped or not
-_STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold cyan"}
+_STREAM_STYLE: dict[int, str] = {Stream.STDOUT: "", Stream.STDERR: "red",
+                                 Stream.PROCTUI: "bold cyan"}
 
 
 class LineDrawer:

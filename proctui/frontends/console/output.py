@@ -117,8 +117,9 @@ class OutputView(ScrollView, can_focus=False):
             self.sync(held)
         self._count_later()
 
-    def _drawn_rows(self, number: int, count: int) -> None:
-        if self._space.drawn(number, count, self._room.width) and not self._resyncing:
+    def _drawn_rows(self, number: int, count: int, growing: bool) -> None:
+        if self._space.drawn(number, count, self._room.width, growing) and \
+                not self._resyncing:
             # The lines on screen moved the end of the range; the top stays.
             self._resyncing = True
             self.call_later(self._resync)
@@ -242,7 +243,7 @@ class OutputView(ScrollView, can_focus=False):
                 lines.append((buf.total, buf.partial, Stream.STDOUT))
             rows: list[Strip] = []
             for number, line, stream in reversed(lines):
-                rows[:0] = self._render(console, number, line, stream, width)
+                rows[:0] = self._line_strips(console, number, line, stream, width)
                 if len(rows) >= height:
                     break
             return rows[-height:]
@@ -252,7 +253,7 @@ class OutputView(ScrollView, can_focus=False):
             lines.append((buf.total, buf.partial, Stream.STDOUT))
         rows = []
         for number, line, stream in lines:
-            rows.extend(self._render(console, number, line, stream, width)[into:])
+            rows.extend(self._line_strips(console, number, line, stream, width)[into:])
             into = 0
             if len(rows) >= height:
                 break
@@ -263,14 +264,15 @@ class OutputView(ScrollView, can_focus=False):
         return [(got.first + i, line, stream)
                 for i, (line, stream) in enumerate(zip(got.lines, got.streams, strict=True))]
 
-    def _render(self, console: Console, number: int, line: str, stream: int,
-                width: int) -> list[Strip]:
+    def _line_strips(self, console: Console, number: int, line: str, stream: int,
+                     width: int) -> list[Strip]:
+        growing = number >= self.buffer.total
         strips, _drawn = self._drawer.rows(
-            console, number, line, stream, width, growing=number >= self.buffer.total,
-            wrap=self.wrap, search=self.search,
-            current=self.search is not None and number == self.current_match, base=self._base)
+            console, number, line, stream, width, growing=growing, wrap=self.wrap,
+            search=self.search, base=self._base,
+            current=self.search is not None and number == self.current_match)
         if self.wrap:
-            self._drawn_rows(number, len(strips))
+            self._drawn_rows(number, len(strips), growing)
         return strips
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -50,15 +51,16 @@ def count_rows(text: str, width: int) -> int:
     return breaks + 1
 
 
-def estimate(lines: list[str], width: int, unsure_too: bool = False) -> tuple[list[int],
-                                                                             list[int]]:
+def estimate(lines: list[str], streams: list[int], width: int) -> tuple[list[int],
+                                                                       list[int]]:
     """Rows each line takes at ``width``, cheaply, and which of them (indices) may be off
     and want counting exactly. A line of plain ASCII no wider than the row is one row
-    for sure; a flood of such lines is settled in C. ``unsure_too``: none is sure (the
-    lines are drawn with something more, as proctui's own notices are)."""
+    for sure (a flood of such lines is settled in C); proctui's own notices, drawn with
+    a mark before them, never are."""
     if not lines:
         return [], []
-    if not unsure_too:
+    notices = Stream.PROCTUI in streams
+    if not notices:
         joined = "".join(lines)
         if joined.isascii() and "\t" not in joined and max(map(len, lines)) <= width:
             return [1] * len(lines), []
@@ -67,7 +69,8 @@ def estimate(lines: list[str], width: int, unsure_too: bool = False) -> tuple[li
     step = max(1, width)
     for i, line in enumerate(lines):
         ascii_ = line.isascii()
-        if ascii_ and len(line) <= width and "\t" not in line and not unsure_too:
+        notice = notices and streams[i] == Stream.PROCTUI
+        if ascii_ and len(line) <= width and "\t" not in line and not notice:
             rows.append(1)
             continue
         cells = len(line) if ascii_ else cell_len(line)
@@ -90,12 +93,12 @@ class RowMap:
         self.end = first  # one past the newest
         self.total = 0  # rows of the lines held
         self._base = first  # the line number of _rows[0] (the front is cut lazily)
-        self._rows: list[int] = []
+        self._rows = array("I")  # 4 bytes a line
         self._block0 = first // BLOCK  # the block number of _sums[0]
         self._sums: list[int] = []
         self.pending: deque[int] = deque()
 
-    def _add(self, line: int, rows: list[int], sign: int) -> None:
+    def _add(self, line: int, rows: list[int] | array[int], sign: int) -> None:
         """Add (or take away) ``rows``, of the lines from ``line`` on, to the block sums."""
         i, n = 0, len(rows)
         sums = self._sums
@@ -202,6 +205,7 @@ class ScrollRows:
         self.first = 0  # the oldest line in the range
         self._lines = 0  # with wrap off: the lines in the range
         self.partial_rows = 0
+        self._partial = ""  # the partial line partial_rows counts
 
     def measure(self, total: int, first: int, partial: str, width: int | None,
                 exact: Exact) -> None:
@@ -216,17 +220,19 @@ class ScrollRows:
         rows = self.map
         if width != self.width or self.buffer.renumbered != self._renumbered:
             self.width, self._renumbered = width, self.buffer.renumbered
+            self._partial = ""
             rows.reset(first)
         rows.drop_to(first)
         if rows.end < total:
             got = self.buffer.read(rows.end, total - rows.end)
             if got.first > rows.end:  # all it held left the ring while it was read
                 rows.reset(got.first)
-            counts, unsure = estimate(got.lines, width,
-                                      unsure_too=Stream.PROCTUI in got.streams)
+            counts, unsure = estimate(got.lines, got.streams, width)
             rows.extend(counts, unsure)
         self.first = rows.first
-        self.partial_rows = exact(partial, Stream.STDOUT, width) if partial else 0
+        if partial != self._partial or not partial:
+            self._partial = partial
+            self.partial_rows = exact(partial, Stream.STDOUT, width) if partial else 0
 
     def count_some(self, exact: Exact, seconds: float) -> bool:
         """Count exactly, for about ``seconds``, lines whose rows are only estimated,
@@ -247,15 +253,18 @@ class ScrollRows:
                     changed = rows.set(number, count) or changed
         return changed
 
-    def drawn(self, number: int, count: int, width: int) -> bool:
-        """Line ``number`` was drawn in ``count`` rows at ``width``: its rows are known
-        exactly now. Whether the range changed."""
+    def drawn(self, number: int, count: int, width: int, growing: bool) -> bool:
+        """Line ``number`` (``growing``: the partial line) was drawn in ``count`` rows at
+        ``width``: its rows are known exactly now. Whether the range changed. (A line
+        newer than the range, come since it was measured, waits for the next measure.)"""
         if width != self.width:
             return False
-        if number < self.map.end:
+        if not growing:
             return self.map.set(number, count)
-        changed, self.partial_rows = count != self.partial_rows, count
-        return changed
+        if number != self.map.end or count == self.partial_rows:
+            return False
+        self.partial_rows = count
+        return True
 
     @property
     def range(self) -> int:
