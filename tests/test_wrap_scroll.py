@@ -57,9 +57,9 @@ async def until(pilot, predicate: Callable[[], object], what: str,
         await pilot.pause(0.05)
 
 
-def total_rows(buffer: OutputBuffer) -> int:
+def total_rows(buffer: OutputBuffer, width: int = WIDTH) -> int:
     got = buffer.read(buffer.first)
-    return sum(len(wrapped(line)) for line in got.lines)
+    return sum(len(wrapped(line, width)) for line in got.lines)
 
 
 def rows_before(buffer: OutputBuffer, number: int) -> int:
@@ -276,6 +276,27 @@ async def test_wrap_toggle_keeps_the_top_line_and_wrap_off_counts_lines():
         assert shown(view)[0] == wrapped(long_line(top))[0]
         await until(pilot, lambda: view.virtual_size.height == total_rows(buffer),
                     "the rows counted again")
+
+
+async def test_the_scrollbar_coming_takes_a_column_and_the_rows_are_counted_again():
+    """Five lines of 119 cells fit without a scrollbar in 60 columns (two rows each);
+    ten more bring it, and each takes three rows of the 59 columns left: counted again
+    with no new output (Textual sends no Resize for its scrollbar)."""
+    buffer = OutputBuffer(1000)
+    buffer.append(Stream.STDOUT, [f"{i:03}" + "x" * 116 for i in range(5)])
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await pilot.pause(0.1)
+        assert view.scrollable_content_region.width == 60
+        assert view.virtual_size.height == 10
+        buffer.append(Stream.STDOUT, [f"{i:03}" + "x" * 116 for i in range(5, 15)])
+        view.sync()
+        await until(pilot, lambda: view.scrollable_content_region.width == WIDTH and
+                    view.virtual_size.height == 45, "the range counted at 59 columns")
+        assert view.max_scroll_y == 45 - HEIGHT
+        assert view.follow and shown(view)[-3:] == wrapped("014" + "x" * 116)
 
 
 async def test_a_search_jump_shows_the_line_a_third_down():

@@ -118,9 +118,11 @@ class OutputView(ScrollView, can_focus=False):
         self._count_later()
 
     def _drawn_rows(self, number: int, count: int, growing: bool) -> None:
-        if self._space.drawn(number, count, self._room.width, growing) and \
-                not self._resyncing:
-            # The lines on screen moved the end of the range; the top stays.
+        if self._space.drawn(number, count, self._room.width, growing):
+            self._resync_soon()  # the lines on screen moved the end of the range
+
+    def _resync_soon(self) -> None:
+        if not self._resyncing:
             self._resyncing = True
             self.call_later(self._resync)
 
@@ -233,6 +235,9 @@ class OutputView(ScrollView, can_focus=False):
     def _layout(self, width: int, height: int) -> list[Strip]:
         if width <= 0 or height <= 0:
             return []
+        if self.wrap and width != self._space.width:
+            # The scrollbar came or went (Textual sends no Resize): count at this width.
+            self._resync_soon()
         self._base = self.rich_style  # once per screen: it walks the widget's ancestors
         console = self.app.console
         buf = self.buffer
