@@ -98,6 +98,10 @@ def test_an_estimate_is_sure_only_where_it_is_exact():
     assert any(rows[i] != len(wrapped(lines[i])) for i in unsure)
     flood = ["1234"] * 1000
     assert estimate(flood, [Stream.STDOUT] * 1000, WIDTH) == ([1] * 1000, [])  # at once
+    # Colours take no cells: a coloured line that fits is one row for sure.
+    red = f"\x1b[31m{'r' * 50}\x1b[0m \x1b[1;32m{'g' * 7}\x1b[0m"
+    assert len(red) > WIDTH
+    assert estimate([red, red + "x" * 9], [Stream.STDOUT] * 2, WIDTH) == ([1, 2], [1])
     # proctui's notices have a mark before them: counted exactly, the rest still sure.
     streams = [Stream.STDOUT] * 999 + [Stream.PROCTUI]
     assert estimate(flood, streams, WIDTH) == ([1] * 1000, [999])
@@ -171,6 +175,28 @@ async def test_the_scroll_range_is_every_wrapped_row_and_its_end_the_last_row():
         top = view.top_line
         assert rows_before(buffer, top) <= expected // 2 < rows_before(buffer, top + 1)
         assert bar.position == expected // 2
+
+
+async def test_coloured_lines_tabs_wide_characters_and_notices_are_counted_as_drawn():
+    """Lines the quick count cannot take (colours, tabs, wide characters, proctui's own
+    notices with their mark) are counted by Rich's wrap, as they are drawn."""
+    buffer = OutputBuffer(1000)
+    coloured = [f"\x1b[3{i % 8}mline {i}\x1b[0m " + long_line(i)[7:] for i in range(40)]
+    tabbed = [f"tab\t{i}\t" + long_line(i) for i in range(40)]
+    wide = [f"宽字符 {i} " + "漢字かな " * (10 + i % 7) for i in range(40)]
+    buffer.append(Stream.STDOUT, coloured + tabbed + wide)
+    buffer.append(Stream.PROCTUI, ["p: restarted (pid 12) " + "why " * 20])
+    rows = [Text.from_ansi(line.expandtabs(8)) for line in coloured + tabbed + wide]
+    rows.append(Text("── p: restarted (pid 12) " + "why " * 20))
+    expected = sum(len(text.wrap(RICH, WIDTH, overflow="fold", no_wrap=False))
+                   if text.cell_len > WIDTH else 1 for text in rows)
+    assert expected > 2 * len(rows)
+    app = One(buffer)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(OutputView)
+        view.sync()
+        await until(pilot, lambda: view.virtual_size.height == expected,
+                    f"{expected} rows (the range has {view.virtual_size.height})")
 
 
 async def test_following_keeps_the_newest_line_on_the_last_row():

@@ -24,6 +24,7 @@ from proctui.core.output.lines import OutputBuffer, Stream
 BLOCK = 256  # lines per block sum: row <-> line walks the sums, then one block
 
 _WORD = re.compile(r"\s*\S+\s*")  # a word and the spaces after it, as Rich wraps
+_SGR = re.compile(r"\x1b\[[0-9;:]*m")
 
 
 def count_rows(text: str, width: int) -> int:
@@ -68,6 +69,8 @@ def estimate(lines: list[str], streams: list[int], width: int) -> tuple[list[int
     unsure: list[int] = []
     step = max(1, width)
     for i, line in enumerate(lines):
+        if "\x1b" in line:
+            line = _SGR.sub("", line)  # colours take no cells (and escapes never add any)
         ascii_ = line.isascii()
         notice = notices and streams[i] == Stream.PROCTUI
         if ascii_ and len(line) <= width and "\t" not in line and not notice:
