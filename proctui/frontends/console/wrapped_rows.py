@@ -61,9 +61,9 @@ def estimate(lines: list[str], streams: list[int], width: int) -> tuple[list[int
     if not lines:
         return [], []
     notices = Stream.PROCTUI in streams
-    if not notices:
-        joined = "".join(lines)
-        if joined.isascii() and "\t" not in joined and max(map(len, lines)) <= width:
+    if not notices and max(map(len, lines)) <= width:
+        joined = "".join(lines)  # at most a row's width a line
+        if joined.isascii() and "\t" not in joined:
             return [1] * len(lines), []
     rows: list[int] = []
     unsure: list[int] = []
