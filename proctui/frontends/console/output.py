@@ -2,9 +2,10 @@
 drawn straight from the core's ring buffer with Textual's line API (a ScrollView that
 renders only the lines on screen, as Textual's own Log and Toolong do).
 
-The scroll position counts lines of the buffer (a wrapped line takes several rows but
-one step). Following means showing the newest line at the bottom; scrolling up holds
-the pane still while output goes on arriving.
+With wrap on the scroll position counts rows, so the scrollbar is true when long lines
+wrap (wrapped_rows holds each line's rows); with wrap off a line is a row. Following
+means showing the newest line at the bottom; scrolling up holds the pane still while
+output goes on arriving.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -26,19 +25,19 @@ from textual.widget import Widget
 from proctui.core.life.stop import Phase
 from proctui.core.output.lines import OutputBuffer, Stream
 from proctui.core.view import ProcessView
+from proctui.frontends.console.lines_draw import LineDrawer, exact_rows
 from proctui.frontends.console.render import (
-    ansi_text,
     countdown,
     countdown_text,
     fit,
     look,
     restart_words,
     running_words,
-    segments,
 )
+from proctui.frontends.console.wrapped_rows import ScrollRows
 
-STRIP_CACHE = 2000  # lines: a few screens of a tall pane, wrapped or not
-_STREAM_STYLE = {Stream.STDOUT: "", Stream.STDERR: "red", Stream.PROCTUI: "bold cyan"}
+COUNT_EVERY = 0.05  # seconds between rounds of counting estimated lines exactly
+COUNT_FOR = 0.002  # seconds a round may take
 
 
 class OutputView(ScrollView, can_focus=False):
@@ -56,51 +55,83 @@ class OutputView(ScrollView, can_focus=False):
     def __init__(self, buffer: OutputBuffer, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.buffer = buffer
-        self._first = 0  # buffer line number at virtual line 0
         self._data: tuple[int, int, str, int, int] | None = None
         self._renumbered = 0
         self._rows: list[Strip] = []
         self._rows_key: tuple[object, ...] | None = None
-        # Each buffer line's rows, drawn once (as Textual's Log keeps a strip per line): a
-        # line's number names its text for good, so a new line costs one line's drawing
-        # and the rest of the screen comes from here.
-        self._strips: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(STRIP_CACHE)
-        self.drawn = 0  # lines drawn (not taken from the cache): for tests
+        self._drawer = LineDrawer()  # each line's rows, drawn once
         self._base = Style()  # the pane's own style, read once per screen drawn
-        self._top_shown = 0  # line number at the top of the screen, as last drawn
+        self._space = ScrollRows(buffer)  # the scroll range: rows with wrap on
+        self._counting = False  # a timer will count estimated lines exactly
+        self._resyncing = False  # lines drawn changed the range: sync soon
         self.on_position: Callable[[str], None] | None = None
         self._room_key: tuple[object, ...] | None = None
         self._room_size = Size(0, 0)
 
     # -- the data -------------------------------------------------------------------
 
-    def sync(self) -> None:
+    def sync(self, held: tuple[int, int] | None = None) -> None:
         """Take in what the core has added (called each tick): lines, a cleared pane, a
-        progress bar's partial line."""
+        progress bar's partial line. Held (not following), the same row of the same line
+        stays on top: ``held``, or the one on top now."""
         buf = self.buffer
-        data = (buf.total, buf.first, buf.partial, buf.cleared_before, buf.renumbered)
+        mark = buf.mark()
+        data = (mark.total, mark.first, mark.partial, mark.cleared_before, buf.renumbered)
         if data == self._data:
             return
+        space = self._space
+        if held is None and not self.follow:
+            held = space.at(int(self.scroll_y))  # in the range as it is, before it moves
         if self._renumbered != buf.renumbered:
             self._renumbered = buf.renumbered
-            self._strips.clear()  # the lines it holds took new numbers: see receive
+            self._drawer.clear()  # the lines it holds took new numbers: see receive
         self._data = data
-        held = self._top_shown
-        self._first = buf.first
-        count = buf.total - buf.first + (1 if buf.partial else 0)
         # As wide as the room beside the scrollbar, never wider: see DEFAULT_CSS.
-        # The scroll position counts lines. With wrap on, the last screen holds fewer lines
-        # than rows: the end of the scroll range is where the last line is at the bottom,
-        # so the scrollbar reaches its end exactly when the newest line is in view.
-        width, height = self._room
-        at_end = self._lines_at_end(width, height)
-        self.virtual_size = Size(width, count - at_end + height if count > at_end else count)
+        width = self._room.width
+        space.measure(mark.total, mark.first, mark.partial, width if self.wrap else None,
+                      self._exact)
+        self._count_later()
+        self.virtual_size = Size(width, space.range)
         if self.follow:
             self._scroll(self.max_scroll_y)
-        else:
+        elif held is not None:
             # Old lines leave the ring as new ones come: keep the same line on top.
-            self._scroll(max(0, held - self._first))
+            line, into = held
+            into = min(into, space.rows(line) - 1)
+            self._scroll(space.row_of(line) + into if line >= space.first else 0)
         self.refresh()
+
+    def _exact(self, line: str, stream: int, width: int) -> int:
+        return exact_rows(self.app.console, line, stream, width)
+
+    def _count_later(self) -> None:
+        if self._space.map.pending and not self._counting and self.is_mounted:
+            self._counting = True
+            self.set_timer(COUNT_EVERY, self._count)
+
+    def _count(self) -> None:
+        """A few milliseconds counting estimated lines exactly: the scroll range comes
+        true without a flood paying for it, the same line held on top."""
+        self._counting = False
+        held = None if self.follow else self._space.at(int(self.scroll_y))
+        if self._space.count_some(self._exact, COUNT_FOR):
+            self._data = None
+            self.sync(held)
+        self._count_later()
+
+    def _drawn_rows(self, number: int, count: int, growing: bool) -> None:
+        if self._space.drawn(number, count, self._room.width, growing):
+            self._resync_soon()  # the lines on screen moved the end of the range
+
+    def _resync_soon(self) -> None:
+        if not self._resyncing:
+            self._resyncing = True
+            self.call_later(self._resync)
+
+    def _resync(self) -> None:
+        self._resyncing = False
+        self._data = None
+        self.sync()
 
     # The operator's own scrolling (wheel, scrollbar) decides following: up holds the
     # pane still, back at the end follows again. Watched on the public scroll_y, with our
@@ -135,28 +166,10 @@ class OutputView(ScrollView, can_focus=False):
         self._tell_position()
 
     def watch_wrap(self) -> None:
-        self._data = None  # the lines on the last screen change: so does the scroll range
+        self._data = None  # the scroll range changes unit: rows, or lines
         self.sync()
         self.refresh()
         self._tell_position()
-
-    def _lines_at_end(self, width: int, height: int) -> int:
-        """How many whole lines fit in the bottom ``height`` rows, the last at the bottom
-        (drawn through the strip cache: the last screen is drawn anyway)."""
-        if not self.wrap or width <= 0 or height <= 0 or not self.is_mounted:
-            return height
-        self._base = self.rich_style
-        buf = self.buffer
-        lines = self._lines(max(buf.first, buf.total - height), height)
-        if buf.partial:
-            lines.append((buf.total, buf.partial, Stream.STDOUT))
-        used = fitted = 0
-        for number, line, stream in reversed(lines):
-            used += len(self._render(self.app.console, number, line, stream, width))
-            if used > height:
-                break
-            fitted += 1
-        return max(1, fitted)
 
     def watch_search(self) -> None:
         self.refresh()
@@ -181,7 +194,7 @@ class OutputView(ScrollView, can_focus=False):
     def page(self, direction: int) -> None:
         step = max(1, self._room.height - 1) * direction
         self.follow = False
-        self._scroll(max(0, min(self.max_scroll_y, self.top_line - self._first + step)))
+        self._scroll(max(0, min(self.max_scroll_y, int(self.scroll_y) + step)))
         if direction > 0:
             self._user_scrolled()
         self._tell_position()
@@ -189,12 +202,12 @@ class OutputView(ScrollView, can_focus=False):
     def show_line(self, number: int) -> None:
         """Hold the pane with line ``number`` about a third of the way down."""
         self.follow = False
-        self._scroll(max(0, number - self._first - self._room.height // 3))
+        self._scroll(max(0, self._space.row_of(number) - self._room.height // 3))
         self._tell_position()
 
     @property
     def top_line(self) -> int:
-        return self._first + int(self.scroll_y)
+        return self._space.at(int(self.scroll_y))[0]
 
     @property
     def position(self) -> str:
@@ -232,6 +245,9 @@ class OutputView(ScrollView, can_focus=False):
     def _layout(self, width: int, height: int) -> list[Strip]:
         if width <= 0 or height <= 0:
             return []
+        if self.wrap and width != self._space.width:
+            # The scrollbar came or went (Textual sends no Resize): count at this width.
+            self._resync_soon()
         self._base = self.rich_style  # once per screen: it walks the widget's ancestors
         console = self.app.console
         buf = self.buffer
@@ -241,24 +257,21 @@ class OutputView(ScrollView, can_focus=False):
             if buf.partial:
                 lines.append((buf.total, buf.partial, Stream.STDOUT))
             rows: list[Strip] = []
-            top = buf.total
             for number, line, stream in reversed(lines):
-                rows[:0] = self._render(console, number, line, stream, width)
-                top = number
+                rows[:0] = self._line_strips(console, number, line, stream, width)
                 if len(rows) >= height:
                     break
-            self._top_shown = top
             return rows[-height:]
-        top = self.top_line
+        top, into = self._space.at(int(self.scroll_y))
         lines = self._lines(top, height)
         if buf.partial and len(lines) < height:
             lines.append((buf.total, buf.partial, Stream.STDOUT))
         rows = []
         for number, line, stream in lines:
-            rows.extend(self._render(console, number, line, stream, width))
+            rows.extend(self._line_strips(console, number, line, stream, width)[into:])
+            into = 0
             if len(rows) >= height:
                 break
-        self._top_shown = top
         return rows[:height]
 
     def _lines(self, start: int, count: int) -> list[tuple[int, str, int]]:
@@ -266,36 +279,21 @@ class OutputView(ScrollView, can_focus=False):
         return [(got.first + i, line, stream)
                 for i, (line, stream) in enumerate(zip(got.lines, got.streams, strict=True))]
 
-    def _render(self, console: Console, number: int, line: str, stream: int,
-                width: int) -> list[Strip]:
-        partial = line if number >= self.buffer.total else None  # still growing
-        key = (number, partial, stream, width, self.wrap, self.search,
-               self.search is not None and number == self.current_match, self._base)
-        cached = self._strips.get(key)
-        if cached is None:
-            cached = self._strips[key] = self._draw(console, number, line, stream, width)
-        return cached
+    def _line_strips(self, console: Console, number: int, line: str, stream: int,
+                     width: int) -> list[Strip]:
+        growing = number >= self.buffer.total
+        strips, _drawn = self._drawer.rows(
+            console, number, line, stream, width, growing=growing, wrap=self.wrap,
+            search=self.search, base=self._base,
+            current=self.search is not None and number == self.current_match)
+        if self.wrap:
+            self._drawn_rows(number, len(strips), growing)
+        return strips
 
-    def _draw(self, console: Console, number: int, line: str, stream: int,
-              width: int) -> list[Strip]:
-        self.drawn += 1
-        if stream == Stream.PROCTUI:
-            text = Text("── " + line, style=_STREAM_STYLE[Stream.PROCTUI], no_wrap=True)
-        else:
-            text = ansi_text(line, _STREAM_STYLE.get(stream, ""))
-        if self.search:
-            style = "reverse bold" if number == self.current_match else "reverse"
-            text.highlight_words([self.search], style=style, case_sensitive=False)
-        if self.wrap and text.cell_len > width:
-            pieces = text.wrap(console, width, overflow="fold", no_wrap=False)
-        else:
-            if text.cell_len > width:
-                text.truncate(max(1, width - 1))
-                text.append("…", style="dim")
-            pieces = [text]
-        base = self._base
-        return [Strip(segments(piece, console) if piece.cell_len else [Segment("")])
-                .crop_extend(0, width, base).apply_style(base) for piece in pieces]
+    @property
+    def drawn(self) -> int:
+        """Lines drawn (not taken from the cache): for tests."""
+        return self._drawer.drawn
 
     def text(self) -> str:
         """What the pane shows, as plain text (for tests and screen readers)."""
