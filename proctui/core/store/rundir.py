@@ -37,7 +37,7 @@ class PidFileEntry:
 
 
 try:  # CPython's own SHA-1: the same digest as hashlib's without loading OpenSSL (5 ms)
-    from _sha1 import sha1 as _sha1
+    from _sha1 import sha1 as _sha1  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover (a Python built without it)
     from hashlib import sha1 as _sha1
 
