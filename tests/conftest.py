@@ -4,10 +4,13 @@ even when it fails."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,6 +27,11 @@ from proctui.core.output.lines import Stream
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
+
+# Each test process (each of pytest-xdist's workers) has a runtime directory of its own:
+# the default run directories of tests running at once never meet, nor the developer's.
+os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="proctui-tests-")
+atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
 
 TOKEN_VAR = "PROCTUI_TEST_TOKEN"
 PY = sys.executable
