@@ -57,6 +57,23 @@ def test_long_lines_are_cut_without_losing_anything():
     assert "".join(lines) == line
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_one_long_line_among_short_ones_is_cut_wherever_it_falls(seed):
+    """Long lines are found from a few places of a chunk (every max_len-th character),
+    not from every line's length: one line of max_len + 1 anywhere among short ones,
+    starting or ending a chunk or not, is still cut."""
+    rng = random.Random(seed)
+    limit = rng.choice([8, 13, 64])
+    lines = ["x" * rng.randint(0, limit) for _ in range(300)]
+    lines[rng.randrange(300)] = "L" * (limit + 1)
+    data = "".join(line + "\n" for line in lines).encode()
+    cuts = sorted(rng.sample(range(1, len(data)), 5))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    got, _ = split_all(chunks, max_len=limit)
+    assert all(len(piece) <= limit for piece in got)
+    assert "L" * limit in got and "L" in got
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_splitting_is_independent_of_chunk_boundaries(seed):
     rng = random.Random(seed)

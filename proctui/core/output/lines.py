@@ -10,7 +10,7 @@ import codecs
 import threading
 from collections import deque
 from enum import IntEnum
-from itertools import islice
+from itertools import islice, repeat
 
 from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
 from proctui.records import dataclass
@@ -103,7 +103,9 @@ class LineSplitter:
                 last = _after_cr(last)
             self.partial = last
             lines = done + pieces if done else pieces
-        out = self._cut(lines)
+        # The common case, every line short, is told from a few characters of the text.
+        out = lines if not _long_run(text, self.max_len) and all(
+            len(line) <= self.max_len for line in lines[:2]) else self._cut(lines)
         if len(self.partial) > self.max_len:
             out.extend(self._cut_partial())
         return out
@@ -129,6 +131,18 @@ class LineSplitter:
             full -= limit
         self.partial = text[full:]
         return [text[i : i + limit] for i in range(0, full, limit)]
+
+
+def _long_run(text: str, limit: int) -> bool:
+    """Might ``text`` hold more than ``limit`` characters without a newline? Such a run
+    covers a multiple of ``limit``: only those places are looked at, from the newlines
+    around them (two searches in C each), not every line's length."""
+    find, rfind = text.find, text.rfind
+    for at in range(limit, len(text), limit):
+        end = find("\n", at)
+        if (len(text) if end < 0 else end) - (rfind("\n", 0, at) + 1) > limit:
+            return True
+    return False
 
 
 def _after_cr(text: str) -> str:
@@ -186,7 +200,7 @@ class OutputBuffer:
         with self._lock:
             if lines:
                 self._lines.extend(lines)
-                self._streams.extend([stream] * len(lines))
+                self._streams.extend(repeat(stream, len(lines)))
                 self.total += len(lines)
                 if stream != Stream.PROCTUI:
                     self.output_total += len(lines)
