@@ -176,6 +176,10 @@ class Server:
     # -- news from the core -------------------------------------------------------------
 
     def _changed(self) -> None:
+        if not self.clients:
+            # Nobody to tell: the bell is left rung (re-armed when a client comes), so a
+            # flood's every chunk does not wake this thread, nor the console beside it.
+            return
         self.core.changes()  # re-arms the listener
         for c in self.clients:
             c.news.set()
@@ -200,6 +204,7 @@ class Server:
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
         c = Client(writer, pid, uid)
         self.clients.add(c)
+        self.core.changes()  # the bell may have been left rung while nobody was here
         pusher = asyncio.create_task(self._pushing(c))
         try:
             writer.write(wire.dumps(self._hello()))
