@@ -63,8 +63,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     where = tmp_path_factory.mktemp("install")
     wheels = where / "wheels"
+    # Built from a copy of what the wheel is made of: setuptools writes build/ and
+    # egg-info into the tree it builds, and two test processes building one tree at once
+    # break each other's build.
+    source = where / "source"
+    for part in ("pyproject.toml", "README.md", "styles", "proctui"):
+        if (ROOT / part).is_dir():
+            shutil.copytree(ROOT / part, source / part, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            source.mkdir(exist_ok=True)
+            shutil.copy2(ROOT / part, source / part)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w",
-                    str(wheels), str(ROOT)], check=True, timeout=300, cwd=where)
+                    str(wheels), str(source)], check=True, timeout=300, cwd=where)
     (wheel,) = wheels.glob("proctui-*.whl")
     subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True,
                    timeout=120)
