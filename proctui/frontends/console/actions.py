@@ -10,11 +10,9 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from textual import events
-from textual.containers import Container
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Reply
-from proctui.frontends.console.output import ProcessPane
 
 if TYPE_CHECKING:
     from textual.widgets import Input
@@ -102,17 +100,13 @@ class ProcessActions(_Base):
 
 class PaneActions(_Base):
     def with_panes(self, views: list[ProcessView]) -> list[ProcessView]:
-        """``views``, each with its pane: a reload adds and removes processes."""
-        names = {v.name for v in views}
-        if not views or names == set(self.panes):
+        """``views``; a reload adds and removes processes: the panes of those removed go
+        (those added get theirs when first shown)."""
+        if not views or [v.name for v in views] == [v.name for v in self.views]:
             return views
+        names = {v.name for v in views}
         for name in [n for n in self.panes if n not in names]:
             self.panes.pop(name).remove()
-        for view in views:
-            if view.name not in self.panes:
-                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
-                self.panes[view.name] = pane
-                self.query_one("#panes", Container).mount(pane)
         self.views = views
         self._layout()
         return views

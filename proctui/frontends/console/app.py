@@ -31,7 +31,7 @@ from proctui.frontends.console import keys
 from proctui.frontends.console.actions import PaneActions, ProcessActions, QuitActions
 from proctui.frontends.console.driver import stop_input
 from proctui.frontends.console.link import LinkActions, LinkBanner
-from proctui.frontends.console.output import ProcessPane
+from proctui.frontends.console.output import Panes, ProcessPane
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.frontends.console.picker import ProcessPicker, system_commands
 from proctui.frontends.console.questions import Questions
@@ -100,7 +100,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._last_tick = 0.0
         self._matches: list[int] = []
         self._match_index = -1
-        self.panes: dict[str, ProcessPane] = {}
+        self.panes = Panes(self._make_pane)
 
     # -- layout -----------------------------------------------------------------------
 
@@ -111,12 +111,28 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
             yield Hint(id="hint")
         yield Static(id="grid-info")
         with Container(id="panes"):
-            for view in self.views:
-                pane = ProcessPane(view.name, self.core.buffer(view.name), classes="pane")
-                self.panes[view.name] = pane
+            # The selected process's pane; the others are made when first shown (or
+            # asked for): 25 panes mounted, styled and hidden cost the first frame.
+            if self.views:
+                name = self.views[0].name
+                pane = ProcessPane(name, self.core.buffer(name), classes="pane")
+                dict.__setitem__(self.panes, name, pane)
                 yield pane
         yield ShutdownPanel(id="shutdown")
         yield KeyBar(id="keys")
+
+    def _make_pane(self, name: str) -> ProcessPane:
+        """A pane made on first use, hidden until the layout shows it, mounted in the
+        processes' order (the grid places panes in that order)."""
+        pane = ProcessPane(name, self.core.buffer(name), classes="pane")
+        pane.display = False
+        order = {v.name: i for i, v in enumerate(self.views)}
+        at = order.get(name, len(order))
+        later = sorted((order.get(n, len(order)), n) for n in self.panes
+                        if order.get(n, len(order)) > at)
+        self.query_one("#panes", Container).mount(
+            pane, before=self.panes[later[0][1]] if later else None)
+        return pane
 
     def on_mount(self) -> None:
         self._table = self.query_one(ProcessTable)
@@ -173,6 +189,9 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         grid_info = self.query_one("#grid-info", Static)
         grid_info.update(info)
         grid_info.display = bool(info)
+        for name in names:
+            if name in shown:
+                self.panes[name]  # made now if it never showed before
         for name, pane in self.panes.items():
             pane.display = name in shown
             pane.set_class(self.grid and name == selected, "-selected")

@@ -375,3 +375,16 @@ class ProcessPane(Vertical):
         self.header.now = now
         self.header.note = self.note
         self.output.sync()
+
+
+class Panes(dict[str, ProcessPane]):
+    """The panes made so far, by process name: asking for one not yet made makes it
+    (``get`` does not: a pane never shown needs no drawing)."""
+
+    def __init__(self, make: Callable[[str], ProcessPane]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, name: str) -> ProcessPane:
+        pane = self[name] = self._make(name)
+        return pane
