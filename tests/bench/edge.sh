@@ -9,6 +9,9 @@
 # tests/bench/startup.py inside and on the host and prints both, with their ratios.
 # Emulated times mean something only as a ratio to the same measurement on the host.
 set -euo pipefail
+# A shell that sets this (as some CI images do) makes pip install no bytecode and every
+# start of the host's venv compile every module: a third slower than what users get.
+unset PYTHONDONTWRITEBYTECODE
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 root=${1:-/tmp/riscv64-root}
@@ -37,14 +40,14 @@ echo "== install (emulated riscv64, no C compiler)"
   venv/bin/proctui --version'
 
 echo "== start-up, emulated riscv64"
-"$lab" run "$root" 'cd /opt/proctui && venv/bin/python startup.py --runs 3 \
-  --proctui /opt/proctui/venv/bin/proctui' | tee "$opt/emulated.txt"
+"$lab" run "$root" "cd /opt/proctui && venv/bin/python startup.py --runs 3 \
+  --children ${CHILDREN:-10} --proctui /opt/proctui/venv/bin/proctui" | tee "$opt/emulated.txt"
 
 echo "== start-up, this host ($(uname -m)), the same wheel in a fresh venv"
 rm -rf /tmp/proctui-edge-host && "$python" -m venv /tmp/proctui-edge-host
 /tmp/proctui-edge-host/bin/pip install -q "$opt"/proctui-*.whl 2>/dev/null
 (cd /tmp && /tmp/proctui-edge-host/bin/python "$here/startup.py" --runs 3 \
-  --proctui /tmp/proctui-edge-host/bin/proctui) | tee "$opt/host.txt"
+  --children "${CHILDREN:-10}" --proctui /tmp/proctui-edge-host/bin/proctui) | tee "$opt/host.txt"
 
 echo "== emulated / host"
 "$python" - "$opt/emulated.txt" "$opt/host.txt" <<'PY'

@@ -52,7 +52,7 @@ Bare().run()
 SIZE = {"width": 120, "height": 30}
 
 
-def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
+def measure(proctui: list[str], runs: int, work: Path, count: int = 10) -> dict[str, float]:
     out: dict[str, list[float]] = {"version": [], "check": [], "headless_first_child": [],
                                    "console_first_child": [], "console_first_frame": [],
                                    "bare_textual_first_frame": [],
@@ -74,7 +74,7 @@ def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
         stamps = work / f"startup-h{i}.txt"
         launched = time.time()
         proc = subprocess.Popen([*proctui, "run", "--headless", "--run-dir",
-                                 str(work / f"startup-hr{i}"), *children(stamps)],
+                                 str(work / f"startup-hr{i}"), *children(stamps, count)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         out["headless_first_child"].append(first_start(stamps, launched))
@@ -84,7 +84,7 @@ def measure(proctui: list[str], runs: int, work: Path) -> dict[str, float]:
         stamps = work / f"startup-c{i}.txt"
         launched = time.time()
         term = OnPty([*proctui, "run", "--run-dir", str(work / f"startup-cr{i}"),
-                      *children(stamps)], **SIZE)
+                      *children(stamps, count)], **SIZE)
         out["console_first_child"].append(first_start(stamps, launched))
         out["console_first_frame"].append(term.wait_for(b"running"))
         # proctui's own work (its threads, not its children's) until that frame: on a
@@ -108,12 +108,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--proctui", default=None, help="the proctui command to measure")
+    parser.add_argument("--children", type=int, default=10,
+                        help="processes started (under emulation each fork is costly)")
     args = parser.parse_args()
     proctui = [args.proctui] if args.proctui else [sys.executable, "-m", "proctui"]
     if not args.proctui:
         compiled()
     with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
-        result = measure(proctui, args.runs, Path(tmp))
+        result = measure(proctui, args.runs, Path(tmp), args.children)
     for key, value in result.items():
         print(f"{key} {value * 1000:.0f} ms")
     ratio = result["console_first_child"] / result["headless_first_child"]
