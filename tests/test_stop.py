@@ -289,6 +289,33 @@ def test_ask_parks_at_the_deadline_and_headless_acts_as_kill(harness):
     assert h.outcome("stub").text == "killed with SIGKILL after 0.3s stop timeout"
 
 
+def test_the_view_is_published_before_the_words_about_it(harness):
+    """Whoever reads a notice finds the state it speaks of: "waiting for a decision" came
+    while the published view still said stopping (seen under load). The queue below
+    reads the published view at the instant each notice is put, on the core's thread."""
+    from proctui.core.output.events import EventQueue
+
+    seen: dict[str, Phase] = {}
+
+    class Watching(EventQueue):
+        sup = None
+
+        def put_notice(self, name: str | None, text: str) -> None:
+            if self.sup is not None and name == "stub" and "waiting for a decision" in text:
+                seen[text] = next(v for v in self.sup.views() if v.name == name).phase
+            super().put_notice(name, text)
+
+    stub = pyspec("stub", STUBBORN, stop_timeout=0.3, kill_timeout=0.3,
+                  on_timeout=OnTimeout.ASK)
+    h = harness([stub], interactive=True)
+    h.events.__class__ = Watching
+    h.events.sup = h.sup
+    h.wait_output("stub", "ready")
+    h.sup.stop("stub")
+    h.wait_notice("stub", "waiting for a decision")
+    assert list(seen.values()) == [Phase.DECIDING], seen
+
+
 @pytest.mark.parametrize("choice", ["kill", "extend", "abandon", "wait"])
 def test_ask_choices(harness, choice):
     stub = pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK)

@@ -202,6 +202,9 @@ class Run:
                                       deadline=effect.deadline,
                                       action=self.state.action.value or None)
         elif isinstance(effect, m.Say):
+            # The view first: whoever reads the words finds the state they speak of (a
+            # reader of "waiting for a decision" saw the process still stopping).
+            self.host.changed(self)
             self.host.notice(self, effect.text)
         elif isinstance(effect, m.Finish):
             self.watch.conclude(effect.end)
