@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,6 @@ if TYPE_CHECKING:
     from proctui.core.supervisor import Supervisor
 
 SUMMARY = "summary.txt"
-_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def keep_summary(run_dir: RunDir | None, core: Supervisor, *,
@@ -34,14 +32,7 @@ def keep_summary(run_dir: RunDir | None, core: Supervisor, *,
         f" (the shutdown began: {why})" if why else "")
     text = "\n".join([head, *lines]) + "\n"
     with contextlib.suppress(OSError):
-        fd = os.open(f"{SUMMARY}.tmp", _WRITE, 0o600, dir_fd=run_dir.fd)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return
-            os.write(fd, text.encode(errors="replace"))
-        finally:
-            os.close(fd)
-        os.replace(f"{SUMMARY}.tmp", SUMMARY, src_dir_fd=run_dir.fd, dst_dir_fd=run_dir.fd)
+        run_dir.replace_file(SUMMARY, text.encode(errors="replace"))
     if terminal_gone is None:
         terminal_gone = why == "hangup"
     if not terminal_gone:

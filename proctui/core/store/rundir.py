@@ -233,20 +233,27 @@ class RunDir:
                 os.close(fd)
 
     def write_pid(self, record: PidRecord) -> Path:
-        """Atomically (write a temporary file, then rename over). Not fsynced: a PID file
-        must survive proctui's death, not the machine's (its processes would not)."""
-        self._fd()
+        """Atomically (see replace_file). Not fsynced: a PID file must survive proctui's
+        death, not the machine's (its processes would not)."""
         name = file_stem(record.name) + PID_SUFFIX
-        tmp = f"{name}.tmp-{os.getpid()}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(tmp, flags, 0o600, dir_fd=self.fd)
+        self.replace_file(name, record.to_json().encode(errors="backslashreplace"))
+        return self.path / name
+
+    def replace_file(self, filename: str, data: bytes) -> None:
+        """Write ``data`` as the whole of a file here, atomically: a temporary file, then
+        a rename over. Raises OSError (a full disk), and leaves no half-written file."""
+        tmp = f"{filename}.tmp-{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | \
+            os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o600, dir_fd=self._fd())
         try:
-            data = record.to_json().encode(errors="backslashreplace")
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, f"{tmp} is not a regular file")
             if os.write(fd, data) != len(data):
                 raise OSError(errno.ENOSPC, "short write")
             os.close(fd)
             fd = -1
-            os.replace(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            os.replace(tmp, filename, src_dir_fd=self.fd, dst_dir_fd=self.fd)
         except OSError:
             # A full disk: no half-written file may be left to be judged next time.
             if fd >= 0:
@@ -254,7 +261,6 @@ class RunDir:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=self.fd)
             raise
-        return self.path / name
 
     def remove_pid(self, name: str) -> None:
         self.remove(file_stem(name) + PID_SUFFIX)
