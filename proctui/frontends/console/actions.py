@@ -6,11 +6,13 @@ the app, kept apart so that each module holds one idea. Every key that acts asks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from textual import events
 
+from proctui.core.life.stages import Why
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Reply
 
@@ -26,29 +28,27 @@ else:
 
 
 class ProcessActions(_Base):
-    def action_stop(self) -> None:
+    def _on_selected(self, command: Callable[[str], Future[Reply]]) -> None:
         if not self.refused():
-            self._send(self.core.stop(self.selected_view.name))
+            self._send(command(self.selected_view.name))
+
+    def action_stop(self) -> None:
+        self._on_selected(self.core.stop)
 
     def action_start(self) -> None:
-        if not self.refused():
-            self._send(self.core.start_process(self.selected_view.name))
+        self._on_selected(self.core.start_process)
 
     def action_restart(self) -> None:
-        if not self.refused():
-            self._send(self.core.restart(self.selected_view.name))
+        self._on_selected(self.core.restart)
 
     def action_kill(self) -> None:
-        if not self.refused():
-            self._send(self.core.kill(self.selected_view.name))
+        self._on_selected(self.core.kill)
 
     def action_extend(self) -> None:
-        if not self.refused():
-            self._send(self.core.extend(self.selected_view.name))
+        self._on_selected(self.core.extend)
 
     def action_adopt(self) -> None:
-        if not self.refused():
-            self._send(self.core.adopt(self.selected_view.name))
+        self._on_selected(self.core.adopt)
 
     def action_abandon(self) -> None:
         if self.refused():
@@ -236,7 +236,7 @@ class QuitActions(_Base):
                 self.push_screen(LeaveScreen(self.attached), self._leave)
             return
         if not self.quitting:
-            self._begin_quit("quit")
+            self._begin_quit(Why.QUIT)
             return
         if len(self.screen_stack) > 1:
             return
@@ -254,7 +254,7 @@ class QuitActions(_Base):
         if answer == "detach":
             self.detach("detached")
         elif answer == "stop" and not self.refused():
-            self._begin_quit("quit")
+            self._begin_quit(Why.QUIT)
 
     def action_detach(self) -> None:
         if self.attached is None:
@@ -269,17 +269,14 @@ class QuitActions(_Base):
         self.detached = why
         self.exit()
 
-    def _begin_quit(self, why: str) -> None:
-        from proctui.core.life.stages import Why
-
+    def _begin_quit(self, why: Why, words: str = "") -> None:
+        """Stop everything; the journal, the summary and events say ``why``, and
+        ``words`` (when the operator did not ask) say it on screen."""
         self.quitting = True
-        # The journal, the summary and events say why the shutdown began.
-        reason = Why.QUIT if why == "quit" else Why.STOP_AFTER \
-            if why.startswith("--stop-after") else Why.HANGUP
-        self._send(self.core.stop_all(why=reason))
+        self._send(self.core.stop_all(why=why))
         self._panel.display = True
-        if why != "quit":
-            self.notify(f"{why}: stopping everything", markup=False)
+        if words:
+            self.notify(f"{words}: stopping everything", markup=False)
         self.tick()
 
     def action_abandon_and_exit(self) -> None:

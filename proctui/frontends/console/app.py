@@ -25,6 +25,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from proctui.core.api import Core
+from proctui.core.life.stages import Why
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Usage
 from proctui.frontends.console import keys
@@ -115,8 +116,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
             # asked for): 25 panes mounted, styled and hidden cost the first frame.
             if self.views:
                 name = self.views[0].name
-                pane = ProcessPane(name, self.core.buffer(name), classes="pane")
-                dict.__setitem__(self.panes, name, pane)
+                pane = self.panes[name] = ProcessPane(name, self.core.buffer(name),
+                                                      classes="pane")
                 yield pane
         yield ShutdownPanel(id="shutdown")
         yield KeyBar(id="keys")
@@ -126,12 +127,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         processes' order (the grid places panes in that order)."""
         pane = ProcessPane(name, self.core.buffer(name), classes="pane")
         pane.display = False
-        order = {v.name: i for i, v in enumerate(self.views)}
-        at = order.get(name, len(order))
-        later = sorted((order.get(n, len(order)), n) for n in self.panes
-                        if order.get(n, len(order)) > at)
+        names = [v.name for v in self.views]
+        after = names[names.index(name) + 1:] if name in names else []
         self.query_one("#panes", Container).mount(
-            pane, before=self.panes[later[0][1]] if later else None)
+            pane, before=next((self.panes[n] for n in after if n in self.panes), None))
         return pane
 
     def on_mount(self) -> None:
@@ -159,7 +158,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
             self.core.want_usage(True)
         if self.stop_after is not None:
             self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
-                f"--stop-after {self.stop_after:g}s"))
+                Why.STOP_AFTER, f"--stop-after {self.stop_after:g}s"))
 
     def on_resize(self) -> None:
         self._layout()
@@ -279,8 +278,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
             self._panel.show(views, now)
         self._ask(views, now)
         if self.hangup is not None and not self.quitting:
-            self._begin_quit(f"received {self.hangup}" if self.hangup.startswith("SIG")
-                             else self.hangup)
+            self._begin_quit(Why.HANGUP, f"received {self.hangup}"
+                             if self.hangup.startswith("SIG") else self.hangup)
         if self.quitting and self.core.all_ended():
             self.exit()
 
