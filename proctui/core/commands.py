@@ -10,7 +10,6 @@ from proctui.core.life import machine as life
 from proctui.core.life.machine import Stage, Why
 from proctui.core.life.outcome import Who, setting
 from proctui.core.life.words import not_running
-from proctui.core.os.oslayer import SCAN_MAX_AGE
 from proctui.core.process import Managed
 from proctui.core.view import Action, Reply
 
@@ -49,13 +48,12 @@ class Commands:
             for m in e.processes:
                 e.post(m, life.ReleaseStop())
         todo = list(e.processes)
-        first = [True]
+        e.lineage.update(e._runs)  # a fresh walk: escapees get the stop signal too
 
         def next_slice() -> None:
-            # A fresh walk for the first slice (escapees get the stop signal too); the
-            # later slices, a moment behind, reuse it rather than walk 2,000 again.
-            e.lineage.update(e._runs, max_age=SCAN_MAX_AGE if first else SLICE_WALK_AGE)
-            first.clear()
+            # The later slices, a moment behind, reuse that walk rather than walk 2,000
+            # again.
+            e.lineage.update(e._runs, max_age=SLICE_WALK_AGE)
             with e.os.one_walk():
                 for m in todo[:chunk]:
                     after = e.inbox.dependents_of(m) if staged and m.active else ()

@@ -70,7 +70,6 @@ def _feed(stop: _Stop, event: m.Event, os_layer: OSLayer, said: list[str]) -> No
             said.append(f"group {stop.pgid}: {effect.end.value}")
 
 
-
 def crash_log(run_dir: RunDir | None, text: str) -> None:
     """Append ``text`` to RUN_DIR/crash.log, if there is one: nothing here may raise."""
     if run_dir is not None:
