@@ -37,10 +37,11 @@ async def until(pilot, predicate: Callable[[], object], timeout: float = 15.0,
 
 
 @contextlib.asynccontextmanager
-async def console(specs, size=SIZE, **kw) -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
+async def console(specs, size=SIZE, hint=(),
+                  **kw) -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
     sup = Supervisor(specs, interactive=True, **kw)
     sup.start()
-    app = ProctuiApp(sup)
+    app = ProctuiApp(sup, hint=hint)
     try:
         async with app.run_test(size=size) as pilot:
             yield app, pilot, sup
@@ -48,6 +49,19 @@ async def console(specs, size=SIZE, **kw) -> AsyncIterator[tuple[ProctuiApp, obj
         if not sup.all_ended():
             sup.abandon_all().result(timeout=5)
         sup.close()
+
+
+@contextlib.asynccontextmanager
+async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
+    """The console on the real demo at 120x30, once every demo program has printed."""
+    from proctui import demo
+    from proctui.frontends.console.keys import hint
+
+    async with console(demo.config().processes, size=(120, 30),
+                       hint=hint("demo", demo.HINT)) as (app, pilot, sup):
+        await until(pilot, lambda: all(sup.buffer(v.name).output_total for v in sup.views()),
+                    what="every demo program to have printed")
+        yield app, pilot, sup
 
 
 def view(sup: Supervisor, name: str):

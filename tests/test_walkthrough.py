@@ -7,38 +7,25 @@ import re
 import time
 from pathlib import Path
 
-from proctui import demo
-from proctui.core.supervisor import Supervisor
-from proctui.frontends.console.app import ProctuiApp
 from proctui.frontends.console.dialogs import AskScreen
-from proctui.frontends.console.keys import hint, readme_table
-from tests.test_console import screen, until
+from proctui.frontends.console.keys import readme_table
+from tests.test_console import demo_console, screen, until
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 async def test_the_readme_walkthrough_gives_the_outcomes_it_promises():
-    sup = Supervisor(demo.config().processes, interactive=True)
-    sup.start()
-    app = ProctuiApp(sup, hint=hint("demo", demo.HINT))
-    try:
-        async with app.run_test(size=(120, 30)) as pilot:
-            await until(pilot, lambda: all(sup.buffer(v.name).output_total for v in sup.views()),
-                        what="every demo program to have printed")
-            started = time.monotonic()
-            await pilot.press("q")  # "Press q."
-            await until(pilot, lambda: "Quitting" in screen(app), what="the shutdown view")
-            await pilot.press("2", "e")  # "Select slow-8s (2) and press e"
-            assert time.monotonic() - started < 4, "too slow to play the walkthrough"
-            await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed,
-                        what="the question about ignores-term")
-            assert app.screen.view.name == "ignores-term"
-            await pilot.press("K")  # "K kills it now"
-            await until(pilot, lambda: not app.is_running, timeout=30, what="the exit")
-    finally:
-        if not sup.all_ended():
-            sup.kill_all().result(timeout=5)
-        sup.close()
+    async with demo_console() as (app, pilot, sup):
+        started = time.monotonic()
+        await pilot.press("q")  # "Press q."
+        await until(pilot, lambda: "Quitting" in screen(app), what="the shutdown view")
+        await pilot.press("2", "e")  # "Select slow-8s (2) and press e"
+        assert time.monotonic() - started < 4, "too slow to play the walkthrough"
+        await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed,
+                    what="the question about ignores-term")
+        assert app.screen.view.name == "ignores-term"
+        await pilot.press("K")  # "K kills it now"
+        await until(pilot, lambda: not app.is_running, timeout=30, what="the exit")
     final = {name: outcome.text for name, outcome in sup.final() if outcome}
     assert re.fullmatch(r"stopped after 0\.\ds: exit code 0", final["clean-web"])
     assert re.fullmatch(r"stopped after [89]\.\ds: exit code 0", final["slow-8s"]), final
