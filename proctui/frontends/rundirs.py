@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import TextIO
 
 from proctui.core.output.text import clean as visible
-from proctui.core.store.rundir import PID_SUFFIX, RunDirError, check_chain, default_run_dir
+from proctui.core.store.rundir import (
+    PID_SUFFIX,
+    RunDirError,
+    check_chain,
+    default_run_dir,
+    read_head,
+)
 
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -105,21 +111,6 @@ def _held(lock_fd: int) -> bool:
     return False
 
 
-def _head(dir_fd: int, name: str) -> bytes:
-    try:
-        fd = os.open(name, _READ, dir_fd=dir_fd)
-    except OSError:
-        return b""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        return os.read(fd, HEAD)
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)
-
-
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and \
         0 < value < 1 << 31 else None
@@ -128,7 +119,7 @@ def _int(value: object) -> int | None:
 def _stale_info(info: RunDirInfo, dir_fd: int) -> None:
     """What a stale directory's files say about its last run: the journal's first entry
     (pid, processes, when) and supervisor.log's first line (the config)."""
-    first = _head(dir_fd, "journal.jsonl").split(b"\n", 1)[0]
+    first = (read_head(dir_fd, "journal.jsonl", HEAD) or b"").split(b"\n", 1)[0]
     with contextlib.suppress(ValueError, UnicodeDecodeError, RecursionError):
         entry = json.loads(first)
         if isinstance(entry, dict) and entry.get("kind") == "begin":
@@ -139,7 +130,8 @@ def _stale_info(info: RunDirInfo, dir_fd: int) -> None:
             names = entry.get("processes")
             if isinstance(names, list):
                 info.processes = len(names)
-    line = _head(dir_fd, "supervisor.log").split(b"\n", 1)[0].decode(errors="replace")
+    line = (read_head(dir_fd, "supervisor.log", HEAD) or b"").split(b"\n", 1)[0] \
+        .decode(errors="replace")
     found = re.search(r" for (.{1,4096})$", line)
     if found and found.group(1) != "commands":
         info.source = found.group(1)

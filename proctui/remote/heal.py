@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from collections.abc import Callable
 
-from proctui.core.store.rundir import PID_SUFFIX, RunDir, RunDirError
+from proctui.core.store.rundir import PID_SUFFIX, RunDir, RunDirError, read_head
 
 HEAL_EVERY = 0.25  # seconds between two checks (two stat calls; a re-read only on change)
 MAX_PID_FILE = 64 << 10  # bytes: a PID file is a few hundred
@@ -75,7 +74,7 @@ class Healer:
                 ino = entry.inode()
                 data = self.pid_files.get(name) if self._inodes.get(name) == ino else None
                 if data is None:
-                    data = _read(fd, name)
+                    data = read_head(fd, name, MAX_PID_FILE)
                 if data is not None:
                     files[name], inodes[name] = data, ino
             self.pid_files, self._inodes = files, inodes
@@ -119,22 +118,6 @@ class Healer:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._graveyard.clear()
-
-
-def _read(dir_fd: int, name: str) -> bytes | None:
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, MAX_PID_FILE)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _write_new(dir_fd: int, name: str, data: bytes) -> int:

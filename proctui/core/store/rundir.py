@@ -285,6 +285,23 @@ class RunDir:
         return entries
 
 
+def read_head(dir_fd: int, name: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of a regular file in a directory, never through a
+    symlink nor blocking on a FIFO; None when it cannot be read as such."""
+    try:
+        fd = os.open(name, _READ, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def read_pid_file(path: Path, expected_name: str | None = None,
                   dir_fd: int | None = None) -> PidFileEntry:
     try:
