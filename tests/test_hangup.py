@@ -22,10 +22,10 @@ from tests.terminal import Pty
 class OnPty(Pty):
     """``proctui run ARGS`` on a pty that is its controlling terminal."""
 
-    def __init__(self, tmp_path: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.run_dir = tmp_path / "run"
         super().__init__([sys.executable, "-m", "proctui", "run", "--run-dir",
-                          str(self.run_dir), *args], tmp_path, size=(30, 100))
+                          str(self.run_dir), *args], tmp_path, size=(30, 100), env=env)
 
     def pids(self, count: int, timeout: float = 60.0) -> list[int]:
         """The children's pids, from their PID files, once all ``count`` have started."""
@@ -102,6 +102,44 @@ def test_sigterm_to_the_console_stops_everything_and_exits(on_pty):
     for pid in pids:
         assert not alive(pid)
     assert b"killed with SIGKILL after 1s stop timeout" in console.screen
+
+
+# Holds `import textual.app` until the file "go" exists in the working directory: the
+# window between the processes starting and the console existing, made as long as a
+# test needs (on a slow board it is seconds long by itself).
+HOLD_TEXTUAL = """
+import os, sys, time
+class Hold:
+    def find_spec(self, name, path=None, target=None):
+        if name == "textual.app":
+            deadline = time.monotonic() + 60
+            while not os.path.exists("go") and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return None
+sys.meta_path.insert(0, Hold())
+"""
+
+
+def test_sigterm_before_the_console_exists_still_quits_it_and_prints_the_summary(tmp_path):
+    """SIGTERM while Textual is still loading (the processes already run): the stop
+    begins at once, and the console, once it exists, quits as after any SIGTERM and
+    prints the summary, rather than sitting there until the guard's last resort."""
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    (hold / "sitecustomize.py").write_text(HOLD_TEXTUAL)
+    console = OnPty(tmp_path, "--stop-timeout", "1", f"web={py(POLITE)}",
+                    env={"PYTHONPATH": str(hold)})
+    try:
+        (pid,) = console.pids(1)
+        wait_until(lambda: handles_term(pid), what="the SIGTERM handler")
+        console.proc.send_signal(signal.SIGTERM)
+        wait_until(lambda: not alive(pid), what="web to be stopped before the console exists")
+        (tmp_path / "go").touch()
+        assert console.finish(timeout=30) == 0
+        assert b"summary:" in console.screen and b"web" in console.screen
+    finally:
+        (tmp_path / "go").touch()
+        console.close()
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -35,12 +35,16 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     app = None
     servers = []
 
+    def tell(why: str, detached: bool) -> None:
+        assert app is not None
+        if detached:
+            app.detached = why
+        else:
+            app.hangup = why
+
     def on_lost(why: str, detached: bool) -> None:
         if app is not None:
-            if detached:
-                app.detached = why
-            else:
-                app.hangup = why
+            tell(why, detached)
             app._poked()  # wake it: nothing in the core may change to do so
 
     def cleanup() -> None:
@@ -69,6 +73,10 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
                              on_terminal_lost=guard.hangup, driver_class=console_driver())
+            if guard.lost is not None:
+                # A SIGTERM or hangup while Textual loaded, before there was an app to
+                # tell: it quits on its first tick (and prints the summary) all the same.
+                tell(guard.lost, guard.detached)
             app.run()
         finally:
             guard.closed.set()
