@@ -31,6 +31,7 @@ from proctui.frontends.console.keys import (
     help_rows,
     reading_line,
 )
+from proctui.frontends.console.questions import question_key
 from proctui.frontends.words import started_words
 
 ARMING = 0.5  # seconds during which a new dialog ignores keys
@@ -160,11 +161,6 @@ class AskScreen(ModalScreen[Decision]):
 
 def _k(choice: str) -> str:
     return find(f"choose('{choice}')", DIALOG).shown
-
-
-def question_key(view: ProcessView) -> tuple[object, ...]:
-    """One question: this process, this stop, this decision (each deadline asks anew)."""
-    return (view.name, view.pid, view.stop_requested_at, view.decisions)
 
 
 BOX_WIDTH = 76  # the widest a dialog grows: a line longer than that is hard to read

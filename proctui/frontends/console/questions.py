@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
-from proctui.frontends.console.dialogs import question_key
 
 PAUSE = 1.0  # seconds between one answer and the next question
+
+
+def question_key(view: ProcessView) -> tuple[object, ...]:
+    """One question: this process, this stop, this decision (each deadline asks anew)."""
+    return (view.name, view.pid, view.stop_requested_at, view.decisions)
 
 
 class Questions:
