@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import os
 import socket
-import stat
 import struct
 import threading
 import time
@@ -40,6 +39,7 @@ from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.protocol.replies import encode_reply
 from proctui.remote import dispatch, heal, pages, slots
+from proctui.remote.listener import Bound, bind, unlink_ours
 from proctui.remote.slots import Client
 
 SOCKET = wire.SOCKET
@@ -74,36 +74,14 @@ class Server:
 
     # -- life -----------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Bind the socket (replacing a dead supervisor's) and serve it from a thread.
-        Raises OSError when the socket cannot be made."""
-        self._sock = self._bind()
+    def start(self, bound: Bound | None = None) -> None:
+        """Serve the socket (``bound`` already, or bound here, replacing a dead
+        supervisor's) from a thread. Raises OSError when the socket cannot be made."""
+        self._sock, self._ino = bound or bind(self.run_dir)
         self._thread = threading.Thread(target=self._main, name="proctui-control",
                                         daemon=True)
         self._thread.start()
         self._ready.wait(5.0)
-
-    def _bind(self) -> socket.socket:
-        fd = self.run_dir.fd
-        assert fd is not None, "the run directory must be open (and locked)"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(SOCKET, dir_fd=fd)  # we hold the lock: whatever is there is stale
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            # Through the held directory: no path component can be swapped under us, and
-            # a long run directory cannot exceed the 108 bytes of a socket address.
-            sock.bind(f"/proc/self/fd/{fd}/{SOCKET}")
-            os.chmod(SOCKET, 0o600, dir_fd=fd)
-            st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
-            if not stat.S_ISSOCK(st.st_mode):
-                raise OSError(f"{self.path} was replaced")
-            self._ino = (st.st_dev, st.st_ino)
-            sock.listen(16)
-            sock.setblocking(False)
-        except OSError:
-            sock.close()
-            raise
-        return sock
 
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
@@ -149,7 +127,7 @@ class Server:
             try:
                 if not self.healer.check():
                     continue
-                sock = self._bind()
+                sock, self._ino = bind(self.run_dir)
                 self._servers.append(await asyncio.start_unix_server(
                     self._client, sock=sock, limit=wire.MAX_LINE))
                 for old in self._servers[:-1]:
@@ -166,12 +144,7 @@ class Server:
         if self._thread is not None:
             self._thread.join(3.0)
         self.healer.close()
-        fd = self.run_dir.fd
-        if fd is not None and self._ino is not None:
-            with contextlib.suppress(OSError):
-                st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
-                if (st.st_dev, st.st_ino) == self._ino:
-                    os.unlink(SOCKET, dir_fd=fd)
+        unlink_ours(self.run_dir, self._ino)
 
     # -- news from the core -------------------------------------------------------------
 

@@ -28,12 +28,12 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     from proctui.core.supervisor import Supervisor
     from proctui.frontends import hangup
     from proctui.frontends.report import summary_lines
-    from proctui.remote.server import serve
+    from proctui.remote.listener import Listener
 
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
     app = None
-    servers = []
+    control = Listener(sup, run_dir, source, reload_from)
 
     def tell(why: str, detached: bool) -> None:
         assert app is not None
@@ -53,8 +53,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         from proctui.frontends.finale import keep_summary
 
         keep_summary(run_dir, sup, terminal_gone=False if guard.detached else None)
-        for server in servers:
-            server.close()  # first: consoles and `down` are told what is final
+        control.close()  # first: consoles and `down` are told what is final
         if run_dir is not None:
             run_dir.close()
 
@@ -62,9 +61,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
         sup.start()
-        served, _error = serve(sup, run_dir, source, reload_from)
-        if served is not None:
-            servers.append(served)
+        # Bound now, served once the first frame is drawn (see remote/listener.py).
+        control.bind()
         try:
             from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
             from proctui.frontends.console.driver import console_driver
@@ -72,7 +70,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
 
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
-                             on_terminal_lost=guard.hangup, driver_class=console_driver())
+                             on_terminal_lost=guard.hangup, driver_class=console_driver(),
+                             first_frame=control.serve_soon)
             if guard.lost is not None:
                 # A SIGTERM or hangup while Textual loaded, before there was an app to
                 # tell: it quits on its first tick (and prints the summary) all the same.
@@ -87,8 +86,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             from proctui.frontends.finale import keep_summary
 
             keep_summary(run_dir, sup)
-            for server in servers:
-                server.close()
+            control.close()
             sup.close()
     from proctui.frontends.printer import Printer, use_colour
 

@@ -43,7 +43,7 @@ from proctui.frontends.hangup import watch_terminal
 if TYPE_CHECKING:
     from textual.widgets import Input
 
-    from proctui.frontends.console.dialogs import Decision
+    from proctui.frontends.console.dialogs import AskScreen, Decision
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
 MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
@@ -74,7 +74,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
                  stop_after: float | None = None,
                  on_terminal_lost: Callable[[str], None] | None = None,
                  driver_class: type | None = None, attached: str | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False,
+                 first_frame: Callable[[], object] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.core = core
         self.clock = clock
@@ -83,6 +84,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self.refresh_hz = refresh_hz
         self.stop_after = stop_after
         self.on_terminal_lost = on_terminal_lost
+        self.first_frame = first_frame  # called once the first frame is drawn
         self.views: list[ProcessView] = core.views()
         self.selected = 0
         self.grid = False
@@ -93,6 +95,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self.read_only = read_only  # attached to look: every key that acts says so
         self.detached: str | None = None  # why the console left with everything running
         self.questions = Questions()
+        self._question: AskScreen | None = None  # the question on screen, if any
         self._seen: dict[str, int] = {v.name: 0 for v in self.views}
         self._active: set[str] = set()
         self._tick_key: tuple[object, ...] = ()
@@ -147,6 +150,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._layout()
         self.core.listen(self._poked)
         self.tick()
+        if self.first_frame is not None:
+            self.call_after_refresh(self.first_frame)
         if self.on_terminal_lost is not None and not self.is_headless and \
                 sys.__stdin__ is not None:
             # The terminal Textual reads (its Linux driver's fileno is stdin's), named
@@ -298,12 +303,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
     # -- questions at a deadline --------------------------------------------------------
 
     def _ask(self, views: list[ProcessView], now: float) -> None:
-        # The dialogs (and Textual's buttons) load at the first question, not before the
-        # first frame.
-        from proctui.frontends.console.dialogs import AskScreen
-
-        screen = self.screen
-        if isinstance(screen, AskScreen):
+        screen = self._question
+        if screen is not None and screen is self.screen:
             current = next((v for v in views if v.name == screen.view.name), None)
             if current is None or current.phase is not Phase.DECIDING or \
                     current.decisions != screen.view.decisions:
@@ -317,10 +318,16 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         upcoming = self.questions.next(views, now)
         if upcoming is None:
             return
+        # The dialogs (and Textual's buttons) load at the first question, not before the
+        # first frame.
+        from proctui.frontends.console.dialogs import AskScreen
+
         view, position, count = upcoming
-        question = AskScreen(view, position, count, now)
+        question = self._question = AskScreen(view, position, count, now)
 
         def answered(decision: Decision | None) -> None:
+            if self._question is question:
+                self._question = None
             self.questions.done(question.key, self.clock())
             if decision is not None:
                 self._decide(view.name, decision)

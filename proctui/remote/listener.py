@@ -1,0 +1,142 @@
+"""The control socket, bound as soon as the run directory is locked and served a little
+later.
+
+The console binds it before Textual loads and serves it once its first frame is on the
+screen: the server's modules and thread then cost the operator nothing before that frame,
+and a client that connects in between (``status``, ``attach``, ``down``) waits in the
+socket's backlog to be answered instead of finding nobody there. This module stays light
+(no server, no protocol) for that reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import stat
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from proctui.protocol.wire import SOCKET
+
+if TYPE_CHECKING:
+    from proctui.config import ProcessSpec
+    from proctui.core.store.rundir import RunDir
+    from proctui.core.supervisor import Supervisor
+    from proctui.remote.server import Server
+
+Bound = tuple[socket.socket, tuple[int, int]]  # the listening socket, its (dev, inode)
+SERVE_AT_THE_LATEST = 2.0  # seconds after binding, should no first frame ever come
+
+
+def bind(run_dir: RunDir) -> Bound:
+    """Listen on the run directory's control socket, replacing a dead supervisor's."""
+    fd = run_dir.fd
+    assert fd is not None, "the run directory must be open (and locked)"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(SOCKET, dir_fd=fd)  # we hold the lock: whatever is there is stale
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        # Through the held directory: no path component can be swapped under us, and
+        # a long run directory cannot exceed the 108 bytes of a socket address.
+        sock.bind(f"/proc/self/fd/{fd}/{SOCKET}")
+        os.chmod(SOCKET, 0o600, dir_fd=fd)
+        st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
+        if not stat.S_ISSOCK(st.st_mode):
+            raise OSError(f"{run_dir.path / SOCKET} was replaced")
+        sock.listen(16)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock, (st.st_dev, st.st_ino)
+
+
+def unlink_ours(run_dir: RunDir, ino: tuple[int, int] | None) -> None:
+    """Remove the socket if it is still the one we bound (not a later supervisor's)."""
+    fd = run_dir.fd
+    if fd is None or ino is None:
+        return
+    with contextlib.suppress(OSError):
+        st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) == ino:
+            os.unlink(SOCKET, dir_fd=fd)
+
+
+class Listener:
+    """The socket bound now; ``serve()`` starts the server on it (once: later calls do
+    nothing), at the latest ``SERVE_AT_THE_LATEST`` seconds after binding."""
+
+    def __init__(self, core: Supervisor, run_dir: RunDir | None, source: str = "",
+                 reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> None:
+        self.core = core
+        self.run_dir = run_dir
+        self.source = source
+        self.reload_from = reload_from
+        self.server: Server | None = None
+        self._bound: Bound | None = None
+        self._lock = threading.Lock()
+        self._done = False  # served, or closed: nothing more to do
+        self._timer: threading.Timer | None = None
+
+    def bind(self) -> str | None:
+        """Bind the socket: why not, if it cannot be (said to the core too)."""
+        run_dir = self.run_dir
+        if run_dir is None or run_dir.fd is None:
+            self._done = True
+            return None
+        try:
+            self._bound = bind(run_dir)
+        except OSError as e:
+            self._done = True
+            return self._failed(e)
+        self._timer = threading.Timer(SERVE_AT_THE_LATEST, self.serve)
+        self._timer.daemon = True
+        self._timer.start()
+        return None
+
+    def serve_soon(self) -> None:
+        """``serve()`` from a thread of its own: the caller (the console's first frame)
+        does not wait for the server's modules to load."""
+        threading.Thread(target=self.serve, name="proctui-serve", daemon=True).start()
+
+    def serve(self) -> None:
+        with self._lock:
+            if self._done or self._bound is None:
+                return
+            self._done = True
+            from proctui.remote.server import Server
+
+            server = Server(self.core, self._bound_dir(), source=self.source,
+                            reload_from=self.reload_from)
+            try:
+                server.start(self._bound)
+            except OSError as e:
+                self._bound[0].close()
+                self._failed(e)
+                return
+            self.server = server
+
+    def close(self) -> None:
+        """Tell the clients what is final and remove the socket (served or not)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._done = True
+            server, bound = self.server, self._bound
+        if server is not None:
+            server.close()
+        elif bound is not None:
+            bound[0].close()
+            unlink_ours(self._bound_dir(), bound[1])
+
+    def _bound_dir(self) -> RunDir:
+        assert self.run_dir is not None
+        return self.run_dir
+
+    def _failed(self, e: OSError) -> str:
+        path = self._bound_dir().path / SOCKET
+        error = f"control socket {path}: {e.strerror or e}"
+        self.core.notice(f"{error}; proctui attach, status and down cannot reach this run")
+        return error

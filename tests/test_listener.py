@@ -1,0 +1,104 @@
+"""The control socket is bound before the console loads and served after its first frame:
+a client that comes in between waits and is answered, never told nobody is there."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctui.core.life.stop import Phase
+from proctui.core.store.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.protocol import wire
+from proctui.remote import listener
+from proctui.remote.client import Connection, NoSupervisor
+from proctui.remote.listener import Listener
+from tests.conftest import spec, wait_until
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
+    sup.start()
+    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
+    try:
+        yield sup, run_dir
+    finally:
+        sup.abandon_all().result(timeout=5)
+        sup.close()
+        run_dir.close()
+
+
+class Client(threading.Thread):
+    """Connects at once, in a thread: what it got, or why not."""
+
+    def __init__(self, run_dir: RunDir) -> None:
+        super().__init__(daemon=True)
+        self.run_dir = run_dir
+        self.names: list[str] | None = None
+        self.error: Exception | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            conn = Connection.open(self.run_dir.path, timeout=20)
+        except Exception as e:  # NoSupervisor, OSError: what the test asserts on
+            self.error = e
+            return
+        try:
+            self.names = [v.name for v in conn.ordered_views()]
+        finally:
+            conn.close()
+
+
+def test_a_client_that_comes_before_the_server_waits_and_is_answered(running):
+    sup, run_dir = running
+    control = Listener(sup, run_dir, source="test")
+    try:
+        assert control.bind() is None
+        client = Client(run_dir)
+        client.join(1.0)
+        assert client.is_alive(), f"it must wait, not give up: {client.error}"
+        control.serve()
+        client.join(20)
+        assert not client.is_alive() and client.error is None, client.error
+        assert client.names == ["svc"]
+        control.serve()  # again: nothing more happens
+    finally:
+        control.close()
+    assert not (run_dir.path / wire.SOCKET).exists()
+
+
+def test_a_socket_never_served_is_removed_and_its_waiting_client_told(running):
+    sup, run_dir = running
+    control = Listener(sup, run_dir, source="test")
+    assert control.bind() is None
+    client = Client(run_dir)
+    client.join(0.5)
+    control.close()
+    client.join(20)
+    assert not client.is_alive() and client.names is None
+    assert isinstance(client.error, (NoSupervisor, OSError)), client.error
+    assert not (run_dir.path / wire.SOCKET).exists()
+    control.serve()  # after close: never serves
+    assert control.server is None
+    with pytest.raises(NoSupervisor):
+        Connection.open(run_dir.path, timeout=5)
+
+
+def test_without_a_first_frame_it_is_served_all_the_same(running, monkeypatch):
+    monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.3)
+    sup, run_dir = running
+    control = Listener(sup, run_dir, source="test")
+    try:
+        control.bind()
+        client = Client(run_dir)
+        client.join(20)
+        assert client.names == ["svc"], client.error
+    finally:
+        control.close()
