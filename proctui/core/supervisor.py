@@ -81,8 +81,9 @@ class Supervisor:
 
     # -- life of the core thread --------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the core thread and every process; returns once all were launched."""
+    def start(self, wait: bool = True) -> None:
+        """Start the core thread and every process; returns once all were launched, or at
+        once with ``wait=False`` (then ``started()`` waits)."""
         # Every syscall of the core thread gives up the GIL, and a busy frontend thread
         # would then keep it for up to the switch interval (5 ms by default): with many
         # processes that adds up to seconds. A shorter interval hands it back sooner.
@@ -92,6 +93,11 @@ class Supervisor:
         self._thread = threading.Thread(target=self._thread_main, name="proctui-core",
                                         daemon=True)
         self._thread.start()
+        if wait:
+            self._started.wait()
+
+    def started(self) -> None:
+        """Wait until every process was launched (``start(wait=False)`` returned early)."""
         self._started.wait()
 
     def _thread_main(self) -> None:

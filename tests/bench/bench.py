@@ -191,17 +191,34 @@ def scenario_headless_flood(runs: int, work: Path) -> Result:
     r.add("peak RSS proctui / honcho", f"{median([x.maxrss_mb for x in ours]):.0f} MB / "
                                        f"{median([x.maxrss_mb for x in peer]):.0f} MB")
     # The figure the issue holds proctui to: 500,000 lines, start-up included.
-    small, small_floor = [], []
+    small, small_floor, bare, pump, interp = [], [], [], [], []
     for i in range(max(runs, 5)):
         small.append(measure([*PROCTUI, "run", "--headless", "--run-dir",
                               str(work / f"s{i}"), f"seq 1 {SMALL_FLOOD}"], cwd=work))
         small_floor.append(measure(["sh", "-c", f"seq 1 {SMALL_FLOOD} | cat > /dev/null"]))
+        # What the figure is made of: proctui's start and end with no output, and the
+        # least any Python program on asyncio takes for the same lines.
+        bare.append(measure([*PROCTUI, "run", "--headless", "--run-dir",
+                             str(work / f"t{i}"), "true"], cwd=work))
+        pump.append(measure([PY, str(HERE / "asyncio_floor.py"), "seq", "1",
+                             str(SMALL_FLOOD)]))
+        interp.append(measure([PY, "-c", "import asyncio"]))
     w_small, w_small_floor = median([x.wall for x in small]), median([x.wall for x in small_floor])
     r.add(f"{SMALL_FLOOD:,} lines: proctui wall / CPU",
           f"{w_small:.3f} s / {median([x.cpu for x in small]):.3f} s")
     r.add(f"{SMALL_FLOOD:,} lines: cat floor wall", f"{w_small_floor:.3f} s")
     r.add(f"{SMALL_FLOOD:,} lines: proctui vs the cat floor (target 10x)",
           f"{w_small / w_small_floor:.1f}x the floor")
+    w_bare, w_pump = median([x.wall for x in bare]), median([x.wall for x in pump])
+    w_interp = median([x.wall for x in interp])
+    r.add("run --headless true (no output: start-up and exit)",
+          f"{w_bare:.3f} s: {w_bare / w_small_floor:.1f}x the cat floor")
+    r.add(f"{SMALL_FLOOD:,} lines beyond that start-up",
+          f"{w_small - w_bare:.3f} s: {(w_small - w_bare) / w_small_floor:.1f}x the cat floor")
+    r.add("python -c 'import asyncio'",
+          f"{w_interp:.3f} s: {w_interp / w_small_floor:.1f}x the cat floor")
+    r.add(f"the asyncio floor (asyncio_floor.py, {SMALL_FLOOD:,} lines)",
+          f"{w_pump:.3f} s: {w_pump / w_small_floor:.1f}x the cat floor")
     return r
 
 

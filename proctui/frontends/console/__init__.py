@@ -60,7 +60,10 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     detach = on_hangup is OnHangup.DETACH and run_dir is not None
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
-        sup.start()
+        # The processes are launched by the core's thread while Textual loads here: on a
+        # board where each fork is slow (a copy of the whole process, as under qemu), the
+        # import goes on while the core waits for each child to exec.
+        sup.start(wait=False)
         # Bound now, served once the first frame is drawn (see remote/listener.py).
         control.bind()
         try:
@@ -68,6 +71,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             from proctui.frontends.console.driver import console_driver
             from proctui.frontends.console.keys import hint as hint_items
 
+            sup.started()
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
                              on_terminal_lost=guard.hangup, driver_class=console_driver(),
