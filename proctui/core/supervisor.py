@@ -42,16 +42,10 @@ SWITCH_INTERVAL = 0.001  # seconds
 
 
 class Supervisor:
-    def __init__(
-        self,
-        specs: Sequence[ProcessSpec],
-        *,
-        run_dir: RunDir | None = None,
-        os_layer: object | None = None,
-        interactive: bool = True,
-        events: EventQueue | None = None,
-        leftover_defaults: ProcessSpec | None = None,
-    ) -> None:
+    def __init__(self, specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
+                 os_layer: object | None = None, interactive: bool = True,
+                 events: EventQueue | None = None,
+                 leftover_defaults: ProcessSpec | None = None) -> None:
         from proctui.core.os.oslayer import OSLayer
 
         self.specs = tuple(specs)
@@ -82,8 +76,7 @@ class Supervisor:
     # -- life of the core thread --------------------------------------------------------
 
     def start(self, wait: bool = True) -> None:
-        """Start the core thread and every process; returns once all were launched, or at
-        once with ``wait=False`` (then ``started()`` waits)."""
+        """Start the core thread and every process; returns once all were launched."""
         # Every syscall of the core thread gives up the GIL, and a busy frontend thread
         # would then keep it for up to the switch interval (5 ms by default): with many
         # processes that adds up to seconds. A shorter interval hands it back sooner.
@@ -97,7 +90,7 @@ class Supervisor:
             self._started.wait()
 
     def started(self) -> None:
-        """Wait until every process was launched (``start(wait=False)`` returned early)."""
+        """Wait until every process was launched (after ``start(wait=False)``)."""
         self._started.wait()
 
     def _thread_main(self) -> None:
