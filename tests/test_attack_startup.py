@@ -1,0 +1,170 @@
+"""Attacks on the start-up changes: the control socket bound before the console and
+served after its first frame, the core started while Textual loads, and the question
+the console remembers (``_question``). Real processes, real consoles."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctui.config import OnTimeout
+from proctui.core.life.stop import Phase
+from proctui.core.store.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.frontends.console.dialogs import AskScreen
+from proctui.protocol import wire
+from proctui.remote import listener
+from proctui.remote.client import Connection
+from proctui.remote.listener import Listener
+from tests.children import STUBBORN
+from tests.conftest import pyspec, spec, wait_until
+from tests.test_console import asked, console, until, view, wait_ready
+
+
+def two_asking() -> list:
+    return [pyspec(n, STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK) for n in "ab"]
+
+
+async def test_questions_answered_elsewhere_close_and_the_next_is_tracked():
+    async with console(two_asking()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "a", "b")
+        await pilot.press("q")
+        first = await asked(pilot, app)
+        assert app._question is first
+        sup.kill(first.view.name).result(timeout=5)  # `proctui kill` from another terminal
+        other = "b" if first.view.name == "a" else "a"
+        await until(pilot, lambda: app.screen is not first, what="the first to close")
+        second = await asked(pilot, app)
+        assert second is not first and second.view.name == other
+        assert app._question is second
+        sup.extend(other, 0.5).result(timeout=5)  # `proctui extend` from elsewhere
+        await until(pilot, lambda: not isinstance(app.screen, AskScreen),
+                    what="the answered question to close")
+        await until(pilot, lambda: app._question is None, what="_question forgotten")
+        third = await asked(pilot, app)
+        assert third.view.name == other and third.view.decisions == 2
+        assert app._question is third
+        await pilot.press("K")
+        await until(pilot, lambda: not app.is_running, what="the exit")
+        assert app._question is None
+
+
+async def test_the_palette_over_a_question_answered_elsewhere():
+    """Only the palette opens over a question (help, q, ctrl+c do not)."""
+    async with console(two_asking()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "a", "b")
+        await pilot.press("q")
+        first = await asked(pilot, app)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: app.screen is not first, what="the palette over the question")
+        sup.kill(first.view.name).result(timeout=5)
+        await until(pilot, lambda: view(sup, first.view.name).outcome is not None,
+                    what="the kill")
+        await pilot.pause(0.5)
+        await pilot.press("escape")  # close help: the answered question must go too
+        other = "b" if first.view.name == "a" else "a"
+        second = await asked(pilot, app)
+        assert second.view.name == other, "the stale question stayed"
+        assert first not in app.screen_stack
+        sup.kill(other).result(timeout=5)
+        await until(pilot, lambda: not app.is_running, what="the exit")
+
+
+# -- the listener: served late, closed at any moment ----------------------------------------
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
+    sup.start()
+    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
+    try:
+        yield sup, run_dir
+    finally:
+        sup.abandon_all().result(timeout=5)
+        sup.close()
+        run_dir.close()
+
+
+def test_the_supervisor_is_up_since_it_started_not_since_it_was_served(running):
+    """`proctui status` says "supervisor pid N, up 0s" while its processes are up 2s when
+    the console served late (no first frame: a hang-up before it, on_hangup = detach)."""
+    sup, run_dir = running
+    before = time.time()
+    control = Listener(sup, run_dir, source="test")
+    try:
+        assert control.bind() is None
+        while time.time() - before < 1.5:  # what is measured is time going by
+            time.sleep(0.05)
+        control.serve()
+        conn = Connection.open(run_dir.path, timeout=20)
+        try:
+            started = float(conn.hello["started"])
+        finally:
+            conn.close()
+        assert started <= before + 0.5, f"up since {started - before:.1f}s after it started"
+    finally:
+        control.close()
+
+
+def fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def proctui_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate()
+                  if t.name.startswith("proctui-") and t.name != "proctui-core" and t.is_alive())
+
+
+@pytest.mark.parametrize("served", ["never", "timer", "frame", "both"])
+def test_close_any_time_twice_leaves_no_socket_thread_or_descriptor(running, monkeypatch,
+                                                                    served):
+    monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.2 if served in ("timer", "both")
+                        else 30.0)
+    sup, run_dir = running
+    fds_before, threads_before = fds(), proctui_threads()
+    control = Listener(sup, run_dir, source="test")
+    control.bind()
+    if served in ("frame", "both"):
+        control.serve_soon()
+    if served != "never":
+        wait_until(lambda: control.server is not None, what="served")
+        conn = Connection.open(run_dir.path, timeout=20)
+        conn.close()
+    control.close()
+    control.close()
+    control.serve()
+    assert control.server is None or served != "never"
+    assert not (run_dir.path / wire.SOCKET).exists()
+    wait_until(lambda: proctui_threads() == threads_before, timeout=10,
+               what=f"threads to end: {proctui_threads()}")
+    wait_until(lambda: fds() <= fds_before, timeout=10,
+               what=f"descriptors to close: {fds() - fds_before}")
+
+
+def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
+    """The timer, the first frame and the end, all at once, many times: never a socket
+    left behind, never an exception, never a server serving after close."""
+    sup, run_dir = running
+    for i in range(30):
+        monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.001 * (i % 5))
+        control = Listener(sup, run_dir, source="test")
+        control.bind()
+        control.serve_soon()
+        if i % 3:
+            time.sleep(0.001 * (i % 7))
+        control.close()
+        wait_until(lambda: not any(t.name == "proctui-serve" and t.is_alive()
+                                   for t in threading.enumerate()), what="serve thread")
+        assert not (run_dir.path / wire.SOCKET).exists(), f"round {i}"
+        server = control.server
+        if server is not None:
+            assert server._thread is not None
+            server._thread.join(5)
+            assert not server._thread.is_alive(), f"round {i}: still serving after close"
