@@ -4,7 +4,9 @@ the console remembers (``_question``). Real processes, real consoles."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -21,9 +23,10 @@ from proctui.protocol import wire
 from proctui.remote import listener
 from proctui.remote.client import Connection
 from proctui.remote.listener import Listener
-from tests.children import STUBBORN
-from tests.conftest import pyspec, spec, wait_until
+from tests.children import POLITE, STUBBORN
+from tests.conftest import alive, pyspec, spec, wait_until
 from tests.test_console import asked, console, until, view, wait_ready
+from tests.test_hangup import OnPty, py
 
 
 def two_asking() -> list:
@@ -168,3 +171,26 @@ def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
             assert server._thread is not None
             server._thread.join(5)
             assert not server._thread.is_alive(), f"round {i}: still serving after close"
+
+
+# -- the console on a real terminal, interrupted before its first frame --------------------
+
+def test_ctrl_c_before_the_first_frame_prints_what_became_of_every_process(tmp_path):
+    """Before Textual owns the terminal, ctrl+c is a SIGINT: the processes were stopped
+    (by finish_stop) but proctui left without a word: no summary, status 130."""
+    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    pids: list[int] = []
+    try:
+        pids = console.pids(2)
+        console.press(b"\x03")
+        status = console.finish(20)
+        assert not any(alive(pid) for pid in pids)
+        assert not (console.run_dir / wire.SOCKET).exists()
+        assert b"summary:" in console.screen, console.screen[-600:]
+        assert b"polite  stopped after" in console.screen, console.screen[-600:]
+        assert status == 130
+    finally:
+        console.close()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
