@@ -5,8 +5,10 @@ the console remembers (``_question``). Real processes, real consoles."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -24,9 +26,9 @@ from proctui.remote import listener
 from proctui.remote.client import Connection
 from proctui.remote.listener import Listener
 from tests.children import POLITE, STUBBORN
-from tests.conftest import alive, pyspec, spec, wait_until
+from tests.conftest import PY, alive, pyspec, spec, wait_until
 from tests.test_console import asked, console, until, view, wait_ready
-from tests.test_hangup import OnPty, py
+from tests.test_hangup import OnPty, handles_term, py
 
 
 def two_asking() -> list:
@@ -121,8 +123,10 @@ def fds() -> set[str]:
 
 
 def proctui_threads() -> list[str]:
-    return sorted(t.name for t in threading.enumerate()
-                  if t.name.startswith("proctui-") and t.name != "proctui-core" and t.is_alive())
+    """The listener's and server's threads, and the serve-at-the-latest timer."""
+    return sorted(t.name for t in threading.enumerate() if t.is_alive() and (
+        isinstance(t, threading.Timer) or
+        (t.name.startswith("proctui-") and t.name != "proctui-core")))
 
 
 @pytest.mark.parametrize("served", ["never", "timer", "frame", "both"])
@@ -191,6 +195,60 @@ def test_ctrl_c_before_the_first_frame_prints_what_became_of_every_process(tmp_p
         assert status == 130
     finally:
         console.close()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_questions_answered_from_another_terminal_on_a_real_console(tmp_path):
+    """`proctui kill` and `proctui extend` answer the question on screen: it closes, the
+    next one opens, and the one asked again after the extension is answered by a key."""
+    from tests.screen import Screen
+
+    (tmp_path / "proctui.toml").write_text(
+        "[defaults]\nstop_timeout = 0.5\non_timeout = \"ask\"\n"
+        + "".join(f"[processes.{n}]\ncmd = {json.dumps([PY, '-c', STUBBORN])}\n"
+                  for n in ("alpha", "beta")))
+    run_dir = tmp_path / "run"
+    screen = Screen([PY, "-m", "proctui", "run", "--run-dir", str(run_dir)], tmp_path,
+                    30, 100)
+
+    def control(*args: str) -> None:
+        done = subprocess.run([PY, "-m", "proctui", *args, "--run-dir", str(run_dir)],
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+
+    def asking(name: str, waiting: int) -> None:
+        screen.wait(lambda lines: any(f"{name} · pid" in line and f"of {waiting} waiting"
+                                      in line for line in lines), 20,
+                    f"the question about {name}")
+
+    pids: list[int] = []
+    try:
+        screen.wait_text("running")
+        pids = [r.pid for r in (e.record for e in RunDir(run_dir).scan()) if r]
+        screen.wait(lambda lines: sum("ready" in line for line in lines) >= 1, 20, "ready")
+        wait_until(lambda: len(pids) == 2 and all(handles_term(p) for p in pids), 20,
+                   what="SIGTERM ignored")
+        screen.press(b"q")
+        screen.wait(lambda lines: any("of 2 waiting" in line for line in lines), 20,
+                    "the first question")
+        first = "alpha" if any("alpha · pid" in line for line in screen.lines()) else "beta"
+        other = "beta" if first == "alpha" else "alpha"
+        control("kill", first)
+        asking(other, 1)
+        control("extend", other, "1")
+        screen.wait(lambda lines: not any("1 waiting" in line for line in lines), 20,
+                    "the extended question to close")
+        asking(other, 1)  # at the new deadline
+        armed = time.monotonic() + 0.7  # the dialog ignores keys for its first half second
+        while time.monotonic() < armed:
+            screen.pump()
+        screen.press(b"K")
+        assert screen.finish(20) == 1
+        assert b"summary:" in screen.pty.screen
+    finally:
+        screen.close()
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
