@@ -252,3 +252,84 @@ def test_questions_answered_from_another_terminal_on_a_real_console(tmp_path):
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _reap(console: OnPty, pids: list[int]) -> None:
+    console.close()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_sigterm_before_the_first_frame_stops_everything_and_says_so(tmp_path):
+    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    pids: list[int] = []
+    try:
+        pids = console.pids(2)
+        os.kill(console.proc.pid, signal.SIGTERM)
+        started = time.monotonic()
+        console.finish(20)
+        assert time.monotonic() - started < 10
+        assert not any(alive(pid) for pid in pids)
+        assert not (console.run_dir / wire.SOCKET).exists()
+        assert b"polite  stopped after" in console.screen, console.screen[-600:]
+    finally:
+        _reap(console, pids)
+
+
+def test_a_hangup_before_the_first_frame_with_detach_stays_reachable(tmp_path):
+    console = OnPty(tmp_path, "--on-hangup", "detach", "--stop-timeout", "1",
+                    f"polite={py(POLITE)}", "b=sleep 60")
+    pids: list[int] = []
+
+    def proctui(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PY, "-m", "proctui", *args, "--run-dir",
+                               str(console.run_dir)], capture_output=True, text=True,
+                              timeout=30)
+    try:
+        pids = console.pids(2)
+        console.hang_up()
+        status = proctui("status")
+        assert status.returncode == 0 and "polite  running" in status.stdout, status
+        assert all(alive(pid) for pid in pids)
+        down = proctui("down")
+        assert down.returncode == 0, down
+        assert console.wait(20) == 0
+        assert not any(alive(pid) for pid in pids)
+        assert not (console.run_dir / wire.SOCKET).exists()
+    finally:
+        _reap(console, pids)
+
+
+def test_forty_clients_and_down_before_the_first_frame_are_all_answered(tmp_path):
+    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    socket_path = console.run_dir / wire.SOCKET
+    answers: list[object] = []
+
+    def client() -> None:
+        try:
+            conn = Connection.open(console.run_dir, timeout=20)
+        except Exception as e:  # what the test reports
+            answers.append(e)
+            return
+        try:
+            answers.append([v.name for v in conn.ordered_views()])
+        finally:
+            conn.close()
+
+    pids: list[int] = []
+    try:
+        wait_until(socket_path.exists, 30, what="the socket bound")  # the pty is not read:
+        clients = [threading.Thread(target=client) for _ in range(40)]  # no frame yet
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(30)
+        assert answers == [["polite", "b"]] * 40, [a for a in answers if isinstance(a, Exception)]
+        pids = console.pids(2)
+        down = subprocess.run([PY, "-m", "proctui", "down", "--run-dir", str(console.run_dir)],
+                              capture_output=True, text=True, timeout=30)
+        assert down.returncode == 0, down
+        assert not any(alive(pid) for pid in pids)
+    finally:
+        _reap(console, pids)
