@@ -179,10 +179,32 @@ def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
 
 # -- the console on a real terminal, interrupted before its first frame --------------------
 
+SLOW_TEXTUAL = """
+import sys, time
+
+class SlowTextual:  # the console's first frame comes a second later, as on a slow board
+    def find_spec(self, name, path=None, target=None):
+        if name == "textual.app":
+            time.sleep(1.0)
+        return None
+
+sys.meta_path.insert(0, SlowTextual())
+"""
+
+
+def before_the_first_frame(tmp_path: Path, *args: str) -> OnPty:
+    """``proctui run ARGS`` on a pty, Textual loading a second later than it would: what
+    a test does once the processes have started happens before the first frame."""
+    slow = tmp_path / "slow"
+    slow.mkdir(exist_ok=True)
+    (slow / "sitecustomize.py").write_text(SLOW_TEXTUAL)
+    return OnPty(tmp_path, *args, env={"PYTHONPATH": str(slow)})
+
 def test_ctrl_c_before_the_first_frame_prints_what_became_of_every_process(tmp_path):
     """Before Textual owns the terminal, ctrl+c is a SIGINT: the processes were stopped
     (by finish_stop) but proctui left without a word: no summary, status 130."""
-    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    console = before_the_first_frame(tmp_path, "--stop-timeout", "1",
+                                     f"polite={py(POLITE)}", "b=sleep 60")
     pids: list[int] = []
     try:
         pids = console.pids(2)
@@ -262,7 +284,8 @@ def _reap(console: OnPty, pids: list[int]) -> None:
 
 
 def test_sigterm_before_the_first_frame_stops_everything_and_says_so(tmp_path):
-    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    console = before_the_first_frame(tmp_path, "--stop-timeout", "1",
+                                     f"polite={py(POLITE)}", "b=sleep 60")
     pids: list[int] = []
     try:
         pids = console.pids(2)
@@ -278,7 +301,7 @@ def test_sigterm_before_the_first_frame_stops_everything_and_says_so(tmp_path):
 
 
 def test_a_hangup_before_the_first_frame_with_detach_stays_reachable(tmp_path):
-    console = OnPty(tmp_path, "--on-hangup", "detach", "--stop-timeout", "1",
+    console = before_the_first_frame(tmp_path, "--on-hangup", "detach", "--stop-timeout", "1",
                     f"polite={py(POLITE)}", "b=sleep 60")
     pids: list[int] = []
 
@@ -302,7 +325,8 @@ def test_a_hangup_before_the_first_frame_with_detach_stays_reachable(tmp_path):
 
 
 def test_forty_clients_and_down_before_the_first_frame_are_all_answered(tmp_path):
-    console = OnPty(tmp_path, "--stop-timeout", "1", f"polite={py(POLITE)}", "b=sleep 60")
+    console = before_the_first_frame(tmp_path, "--stop-timeout", "1",
+                                     f"polite={py(POLITE)}", "b=sleep 60")
     socket_path = console.run_dir / wire.SOCKET
     answers: list[object] = []
 
@@ -331,5 +355,32 @@ def test_forty_clients_and_down_before_the_first_frame_are_all_answered(tmp_path
                               capture_output=True, text=True, timeout=30)
         assert down.returncode == 0, down
         assert not any(alive(pid) for pid in pids)
+    finally:
+        _reap(console, pids)
+
+
+def test_ctrl_c_twice_before_the_first_frame_kills_what_is_still_stopping(tmp_path):
+    """The second ctrl+c landed in finish_stop: proctui left at once, the process that
+    ignores SIGTERM ran on unsupervised, its PID file and the socket left behind."""
+    console = before_the_first_frame(tmp_path, "--stop-timeout", "5",
+                                     f"polite={py(POLITE)}", f"stub={py(STUBBORN)}")
+    pids: list[int] = []
+    try:
+        pids = console.pids(2)
+        wait_until(lambda: all(handles_term(pid) for pid in pids), 20,
+                   what="SIGTERM handlers")
+        console.read()
+        assert b"running" not in console.screen, "the first frame came first"
+        console.press(b"\x03")
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # the first press reaches the core
+            console.read(0.05)
+        console.press(b"\x03")
+        status = console.finish(20)
+        wait_until(lambda: not any(alive(pid) for pid in pids), 10,
+                   what="every process to end")
+        assert not (console.run_dir / wire.SOCKET).exists()
+        assert b"stub    killed with SIGKILL" in console.screen, console.screen[-600:]
+        assert status == 130
     finally:
         _reap(console, pids)
