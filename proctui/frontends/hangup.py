@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 
 from proctui.core.api import Core
 from proctui.core.life.stages import Why
+from proctui.frontends.policy import Ladder, Rung, climb
 
 POLL = 0.05
 GRACE = 3.0  # seconds the console gets to close by itself once everything has ended
@@ -174,5 +175,19 @@ def finish_stop(core: Core) -> None:
         return
     core.set_interactive(False)
     core.stop_all()
-    while not core.all_ended():
-        time.sleep(POLL)
+    # Before Textual owns the terminal a ctrl+c is a SIGINT: the first one brought us
+    # here, and a second must not leave with a process still stopping, unsupervised.
+    ladder = Ladder()
+    ladder.press()
+    while True:
+        try:
+            if core.all_ended():
+                return
+            time.sleep(POLL)
+        except KeyboardInterrupt:
+            rung = ladder.press()
+            with contextlib.suppress(OSError):
+                os.write(2, f"proctui | {ladder.words(rung, 'ctrl+c')}\r\n".encode())
+            climb(core, rung)
+            if rung is Rung.ABANDON:
+                return

@@ -15,6 +15,7 @@ import os
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,9 @@ class Listener:
         self._lock = threading.Lock()
         self._done = False  # served, or closed: nothing more to do
         self._timer: threading.Timer | None = None
+        # The supervisor is up since now, not since it was served (up to
+        # SERVE_AT_THE_LATEST later): what `proctui status` says as its uptime.
+        self.started_wall = time.time()
 
     def bind(self) -> str | None:
         """Bind the socket: why not, if it cannot be (said to the core too)."""
@@ -110,6 +114,7 @@ class Listener:
 
             server = Server(self.core, self._bound_dir(), source=self.source,
                             reload_from=self.reload_from)
+            server.started_wall = self.started_wall
             try:
                 server.start(self._bound)
             except OSError as e:

@@ -57,6 +57,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         if run_dir is not None:
             run_dir.close()
 
+    interrupted = False
     detach = on_hangup is OnHangup.DETACH and run_dir is not None
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
@@ -81,6 +82,10 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 # tell: it quits on its first tick (and prints the summary) all the same.
                 tell(guard.lost, guard.detached)
             app.run()
+        except KeyboardInterrupt:
+            # ctrl+c before Textual owned the terminal (a SIGINT): everything is stopped
+            # below as after a crash, and the summary says what became of it.
+            interrupted = True
         finally:
             guard.closed.set()
             if guard.detached:
@@ -100,7 +105,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     if sup.crash:
         printer.say(f"internal error: {sup.crash}")
     printer.finish(2.0)
-    return status
+    return 130 if interrupted else status
 
 
 def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
