@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 
 from proctui.core.api import Core
 from proctui.core.life.stages import Why
-from proctui.frontends.policy import Ladder, Rung, climb
 
 POLL = 0.05
 GRACE = 3.0  # seconds the console gets to close by itself once everything has ended
@@ -175,6 +174,8 @@ def finish_stop(core: Core) -> None:
         return
     core.set_interactive(False)
     core.stop_all()
+    from proctui.frontends.policy import Ladder, Rung, climb  # not before the first frame
+
     # Before Textual owns the terminal a ctrl+c is a SIGINT: the first one brought us
     # here, and a second must not leave with a process still stopping, unsupervised.
     ladder = Ladder()
