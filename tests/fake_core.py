@@ -166,6 +166,10 @@ class FakeCore:
     def shutting_down(self) -> bool:  # (found missing by the type checker's conformance)
         return False
 
+    @property
+    def shutdown_why(self) -> str | None:
+        return None
+
     def _record(self, name: str, *args: object) -> concurrent.futures.Future[Reply]:
         self.commands.append((name, args))
         return _done(Reply(True))

@@ -296,6 +296,11 @@ class RemoteCore:
     def shutting_down(self) -> bool:
         return bool(self.state.get("shutting_down"))
 
+    @property
+    def shutdown_why(self) -> str | None:
+        why = self.state.get("shutdown_why")
+        return why if isinstance(why, str) else None
+
     # -- commands ---------------------------------------------------------------------
 
     def _request(self, request: commands.Request[A], internal: bool = False) -> Future[A]:

@@ -285,6 +285,13 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.hangup is not None and not self.quitting:
             self._begin_quit(Why.HANGUP, f"received {self.hangup}"
                              if self.hangup.startswith("SIG") else self.hangup)
+        if not self.quitting and self.attached is None and \
+                self.core.shutdown_why == Why.DOWN.value:
+            # `proctui down` from another terminal: this supervisor goes down, so the
+            # console leaves as after q once everything has ended (and down returns).
+            self.quitting = True
+            self._panel.display = True
+            self.notify("proctui down (from another terminal): stopping everything")
         if self.quitting and self.core.all_ended():
             self.exit()
 
