@@ -180,25 +180,42 @@ def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
 # -- the console on a real terminal, interrupted before its first frame --------------------
 
 SLOW_TEXTUAL = """
-import sys, time
+import builtins, os, time
 
-class SlowTextual:  # the console's first frame comes a second later, as on a slow board
-    def find_spec(self, name, path=None, target=None):
-        if name == "textual.app":
-            time.sleep(1.0)
-        return None
+_import = builtins.__import__
 
-sys.meta_path.insert(0, SlowTextual())
+
+def held(name, *args, **kw):  # the console's first frame waits for the test
+    # Here, not in an import hook: a hook runs under the import lock, and would hold up
+    # every other thread's imports too (the control socket's server, served meanwhile).
+    if name == "proctui.frontends.console.app":
+        gate, deadline = os.environ["PROCTUI_TEST_GATE"], time.monotonic() + 60
+        while not os.path.exists(gate) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return _import(name, *args, **kw)
+
+
+builtins.__import__ = held
 """
 
 
 def before_the_first_frame(tmp_path: Path, *args: str) -> OnPty:
-    """``proctui run ARGS`` on a pty, Textual loading a second later than it would: what
-    a test does once the processes have started happens before the first frame."""
+    """``proctui run ARGS`` on a pty, Textual held back until ``let_textual_load``: what
+    a test does once the processes have started happens before the first frame, however
+    busy the machine (a fixed delay was not enough on a loaded CI run)."""
     slow = tmp_path / "slow"
     slow.mkdir(exist_ok=True)
     (slow / "sitecustomize.py").write_text(SLOW_TEXTUAL)
-    return OnPty(tmp_path, *args, env={"PYTHONPATH": str(slow)})
+    gate = tmp_path / "gate"
+    console = OnPty(tmp_path, *args, env={"PYTHONPATH": str(slow),
+                                          "PROCTUI_TEST_GATE": str(gate)})
+    console.gate = gate  # type: ignore[attr-defined]
+    return console
+
+
+def let_textual_load(console: OnPty) -> None:
+    console.gate.touch()  # type: ignore[attr-defined]
+
 
 def test_ctrl_c_before_the_first_frame_prints_what_became_of_every_process(tmp_path):
     """Before Textual owns the terminal, ctrl+c is a SIGINT: the processes were stopped
@@ -290,6 +307,7 @@ def test_sigterm_before_the_first_frame_stops_everything_and_says_so(tmp_path):
     try:
         pids = console.pids(2)
         os.kill(console.proc.pid, signal.SIGTERM)
+        let_textual_load(console)
         started = time.monotonic()
         console.finish(20)
         assert time.monotonic() - started < 10
@@ -312,6 +330,7 @@ def test_a_hangup_before_the_first_frame_with_detach_stays_reachable(tmp_path):
     try:
         pids = console.pids(2)
         console.hang_up()
+        let_textual_load(console)
         status = proctui("status")
         assert status.returncode == 0 and "polite  running" in status.stdout, status
         assert all(alive(pid) for pid in pids)
@@ -350,6 +369,7 @@ def test_forty_clients_and_down_before_the_first_frame_are_all_answered(tmp_path
         for t in clients:
             t.join(30)
         assert answers == [["polite", "b"]] * 40, [a for a in answers if isinstance(a, Exception)]
+        let_textual_load(console)
         pids = console.pids(2)
         down = subprocess.run([PY, "-m", "proctui", "down", "--run-dir", str(console.run_dir)],
                               capture_output=True, text=True, timeout=30)
