@@ -180,8 +180,11 @@ def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
 # -- the console on a real terminal, interrupted before its first frame --------------------
 
 SLOW_TEXTUAL = """
-import builtins, os, time
+import builtins, os, signal, time
 
+# As at a user's terminal: a test run started in the background (an asynchronous list in
+# a shell script) inherits SIGINT ignored, and then a ctrl+c is nothing at all.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 _import = builtins.__import__
 
 
