@@ -21,6 +21,7 @@ import pytest
 
 from proctui.config import ProcessSpec
 from proctui.core.life.outcome import Outcome
+from proctui.core.life.stop import Phase
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.output.events import EventQueue, Notice
 from proctui.core.output.lines import Stream
@@ -267,3 +268,19 @@ class DeniedOS(OSLayer):
         if sig in self.deny:
             raise PermissionError(1, "Operation not permitted")
         super().signal_group(pgid, sig)
+
+
+@pytest.fixture
+def supervised(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
+    """A supervisor running one sleeping process, its run directory open."""
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
+    sup.start()
+    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
+    try:
+        yield sup, run_dir
+    finally:
+        sup.abandon_all().result(timeout=5)
+        sup.close()
+        run_dir.close()

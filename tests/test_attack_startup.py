@@ -11,22 +11,19 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from proctui.config import OnTimeout
-from proctui.core.life.stop import Phase
 from proctui.core.store.rundir import RunDir
-from proctui.core.supervisor import Supervisor
 from proctui.frontends.console.dialogs import AskScreen
 from proctui.protocol import wire
 from proctui.remote import listener
 from proctui.remote.client import Connection
 from proctui.remote.listener import Listener
 from tests.children import POLITE, STUBBORN
-from tests.conftest import PY, alive, pyspec, spec, wait_until
+from tests.conftest import PY, alive, pyspec, wait_until
 from tests.test_console import asked, console, until, view, wait_ready
 from tests.test_hangup import OnPty, handles_term, py
 
@@ -82,25 +79,10 @@ async def test_the_palette_over_a_question_answered_elsewhere():
 
 # -- the listener: served late, closed at any moment ----------------------------------------
 
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
-    run_dir = RunDir(tmp_path / "run")
-    run_dir.open()
-    sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
-    sup.start()
-    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
-    try:
-        yield sup, run_dir
-    finally:
-        sup.abandon_all().result(timeout=5)
-        sup.close()
-        run_dir.close()
-
-
-def test_the_supervisor_is_up_since_it_started_not_since_it_was_served(running):
+def test_the_supervisor_is_up_since_it_started_not_since_it_was_served(supervised):
     """`proctui status` says "supervisor pid N, up 0s" while its processes are up 2s when
     the console served late (no first frame: a hang-up before it, on_hangup = detach)."""
-    sup, run_dir = running
+    sup, run_dir = supervised
     before = time.time()
     control = Listener(sup, run_dir, source="test")
     try:
@@ -130,11 +112,11 @@ def proctui_threads() -> list[str]:
 
 
 @pytest.mark.parametrize("served", ["never", "timer", "frame", "both"])
-def test_close_any_time_twice_leaves_no_socket_thread_or_descriptor(running, monkeypatch,
+def test_close_any_time_twice_leaves_no_socket_thread_or_descriptor(supervised, monkeypatch,
                                                                     served):
     monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.2 if served in ("timer", "both")
                         else 30.0)
-    sup, run_dir = running
+    sup, run_dir = supervised
     fds_before, threads_before = fds(), proctui_threads()
     control = Listener(sup, run_dir, source="test")
     control.bind()
@@ -155,10 +137,10 @@ def test_close_any_time_twice_leaves_no_socket_thread_or_descriptor(running, mon
                what=f"descriptors to close: {fds() - fds_before}")
 
 
-def test_close_racing_the_timer_and_the_first_frame(running, monkeypatch):
+def test_close_racing_the_timer_and_the_first_frame(supervised, monkeypatch):
     """The timer, the first frame and the end, all at once, many times: never a socket
     left behind, never an exception, never a server serving after close."""
-    sup, run_dir = running
+    sup, run_dir = supervised
     for i in range(30):
         monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.001 * (i % 5))
         control = Listener(sup, run_dir, source="test")

@@ -4,34 +4,14 @@ a client that comes in between waits and is answered, never told nobody is there
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from proctui.core.life.stop import Phase
 from proctui.core.store.rundir import RunDir
-from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.remote import listener
 from proctui.remote.client import Connection, NoSupervisor
 from proctui.remote.listener import Listener
-from tests.conftest import spec, wait_until
-
-
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
-    run_dir = RunDir(tmp_path / "run")
-    run_dir.open()
-    sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
-    sup.start()
-    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
-    try:
-        yield sup, run_dir
-    finally:
-        sup.abandon_all().result(timeout=5)
-        sup.close()
-        run_dir.close()
 
 
 class Client(threading.Thread):
@@ -56,8 +36,8 @@ class Client(threading.Thread):
             conn.close()
 
 
-def test_a_client_that_comes_before_the_server_waits_and_is_answered(running):
-    sup, run_dir = running
+def test_a_client_that_comes_before_the_server_waits_and_is_answered(supervised):
+    sup, run_dir = supervised
     control = Listener(sup, run_dir, source="test")
     try:
         assert control.bind() is None
@@ -74,8 +54,8 @@ def test_a_client_that_comes_before_the_server_waits_and_is_answered(running):
     assert not (run_dir.path / wire.SOCKET).exists()
 
 
-def test_a_socket_never_served_is_removed_and_its_waiting_client_told(running):
-    sup, run_dir = running
+def test_a_socket_never_served_is_removed_and_its_waiting_client_told(supervised):
+    sup, run_dir = supervised
     control = Listener(sup, run_dir, source="test")
     assert control.bind() is None
     client = Client(run_dir)
@@ -91,9 +71,9 @@ def test_a_socket_never_served_is_removed_and_its_waiting_client_told(running):
         Connection.open(run_dir.path, timeout=5)
 
 
-def test_without_a_first_frame_it_is_served_all_the_same(running, monkeypatch):
+def test_without_a_first_frame_it_is_served_all_the_same(supervised, monkeypatch):
     monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 0.3)
-    sup, run_dir = running
+    sup, run_dir = supervised
     control = Listener(sup, run_dir, source="test")
     try:
         control.bind()
