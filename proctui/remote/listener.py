@@ -113,8 +113,7 @@ class Listener:
             from proctui.remote.server import Server
 
             server = Server(self.core, self._bound_dir(), source=self.source,
-                            reload_from=self.reload_from)
-            server.started_wall = self.started_wall
+                            reload_from=self.reload_from, started_wall=self.started_wall)
             try:
                 server.start(self._bound)
             except OSError as e:

@@ -53,14 +53,15 @@ REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one 
 class Server:
     def __init__(self, core: Supervisor, run_dir: RunDir, *, source: str = "",
                  say: Callable[[str], object] | None = None,
-                 reload_from: dispatch.Loader | None = None) -> None:
+                 reload_from: dispatch.Loader | None = None,
+                 started_wall: float | None = None) -> None:
         self.core = core
         self.run_dir = run_dir
         self.source = source
         self.say = say or core.notice
         self.path = run_dir.path / SOCKET
         self.clients: set[Client] = set()
-        self.started_wall = time.time()
+        self.started_wall = started_wall or time.time()  # what status says as uptime
         self.boot = wire.boot_id()  # a client with the same one shares our clock
         self._sock: socket.socket | None = None
         self._ino: tuple[int, int] | None = None

@@ -272,12 +272,17 @@ class QuitActions(_Base):
     def _begin_quit(self, why: Why, words: str = "") -> None:
         """Stop everything; the journal, the summary and events say ``why``, and
         ``words`` (when the operator did not ask) say it on screen."""
-        self.quitting = True
+        self._quit_shown(words)
         self._send(self.core.stop_all(why=why))
+        self.tick()
+
+    def _quit_shown(self, words: str = "") -> None:
+        """The console is quitting: the shutdown panel shows, and it leaves once
+        everything has ended (the stop itself asked for by the caller, or elsewhere)."""
+        self.quitting = True
         self._panel.display = True
         if words:
             self.notify(f"{words}: stopping everything", markup=False)
-        self.tick()
 
     def action_abandon_and_exit(self) -> None:
         if self.refused():

@@ -289,9 +289,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
                 self.core.shutdown_why == Why.DOWN.value:
             # `proctui down` from another terminal: this supervisor goes down, so the
             # console leaves as after q once everything has ended (and down returns).
-            self.quitting = True
-            self._panel.display = True
-            self.notify("proctui down (from another terminal): stopping everything")
+            self._quit_shown("proctui down (from another terminal)")
         if self.quitting and self.core.all_ended():
             self.exit()
 
