@@ -25,3 +25,30 @@ def test_plain_text_needs_nothing():
     assert not needs_cleaning("a | 1\na | 2\n" * 1000, True)
     assert not needs_cleaning("a | é ✓ 1\n" * 1000, False)
     assert needs_cleaning("a | 1\n" * 1000 + "a | \x1b[31mred\x1b[0m\n", True)
+
+
+@pytest.mark.parametrize("colour", [True, False])
+def test_the_printer_writes_a_chunk_as_it_writes_its_lines(colour, monkeypatch):
+    """A chunk read from a pipe is printed in one replace, the same text as line by line;
+    at a terminal too, where the name's own colour must not make every chunk look as if
+    it needed cleaning (it did: a plain flood was cleaned one line at a time)."""
+    import io
+
+    from proctui.core.output.lines import Chunk
+    from proctui.frontends import printer as printer_module
+    from proctui.frontends.printer import Printer
+
+    plain = [f"line {i} é" for i in range(1000)]
+    dirty = [*plain[:10], "\x1b[31mred\x1b[0m \x1b]2;title\x07 tab\there", *plain[10:20]]
+    for lines in (plain, dirty):
+        by_list, by_chunk = io.StringIO(), io.StringIO()
+        Printer(["web", "db"], by_list, colour).lines("db", list(lines))
+        Printer(["web", "db"], by_chunk, colour).lines(
+            "db", Chunk(text="\n".join(lines), count=len(lines)))
+        assert by_chunk.getvalue() == by_list.getvalue()
+        assert by_list.getvalue().count("\n") == len(lines)
+    assert "title" not in by_chunk.getvalue() and "\t" not in by_chunk.getvalue()
+    cleaned: list[str] = []
+    monkeypatch.setattr(printer_module, "clean", lambda line, _c: cleaned.append(line))
+    Printer(["web"], io.StringIO(), colour).lines("web", Chunk(plain))
+    assert cleaned == []

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from proctui.core.output.events import Dropped, EventQueue, Output
-from proctui.core.output.lines import LineSplitter, OutputBuffer, Stream
+from proctui.core.output.lines import Chunk, LineSplitter, OutputBuffer, Stream
 from proctui.core.supervisor import Supervisor
 from tests.conftest import pyspec, spec, wait_until
 
@@ -89,6 +89,66 @@ def test_splitting_is_independent_of_chunk_boundaries(seed):
     uncut = split_all([data], max_len=100_000)[0]
     assert "\n".join(uncut) == (text[:-1] if text.endswith("\n") else text)
     assert "".join(whole) == "".join(uncut)
+
+
+@pytest.mark.parametrize("returns", [False, True])
+@pytest.mark.parametrize("seed", range(30))
+def test_a_chunk_holds_the_same_lines_as_the_list(seed, returns):
+    """The pipes read with feed_chunk, which keeps plain lines as one text: after every
+    chunk it gives the lines, and leaves the partial line, that feed does; with lone
+    carriage returns, CRLF cut in two, long lines, characters cut between chunks."""
+    rng = random.Random(seed)
+    alphabet = [b"a", b"bc", b"\n", b"\n", b"\xc3\xa9", b"\xff", b"x" * rng.choice([3, 20, 70])]
+    if returns:
+        alphabet += [b"\r\n", b"\r", b"\r"]
+    data = b"".join(rng.choice(alphabet) for _ in range(600))
+    limit = rng.choice([8, 40, 80, 100_000])
+    cuts = sorted(rng.sample(range(1, len(data)), rng.randint(1, 12)))
+    pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+    by_list, by_chunk = LineSplitter(limit), LineSplitter(limit)
+    fast = 0
+    for piece in pieces:
+        chunk = by_chunk.feed_chunk(piece)
+        fast += chunk._lines is None
+        assert chunk.lines == by_list.feed(piece)
+        assert len(chunk) == len(chunk.lines) and bool(chunk) == bool(chunk.lines)
+        assert by_chunk.partial == by_list.partial
+    assert by_chunk.finish() == by_list.finish()
+    if limit > 80 and not returns:
+        assert fast > 0  # the quick way was taken, and gave the same lines
+
+
+def test_a_chunk_after_a_carriage_return_ending_the_last():
+    s = LineSplitter()
+    s.feed_chunk(b"working 42%\r")
+    assert s.feed_chunk(b"done\nnext\n").lines == ["done", "next"]  # "done" replaced it
+    s.feed_chunk(b"last\r")
+    assert s.feed_chunk(b"\nafter\n").lines == ["last", "after"]  # a CRLF cut in two
+
+
+def test_a_chunk_is_split_only_where_asked():
+    chunk = Chunk(text="a\nb\n\nd", count=4)
+    assert chunk.tail(2) == ["", "d"] and chunk._lines is None  # the rest stays one text
+    assert chunk.tail(9) == ["a", "b", "", "d"] == chunk.lines
+    assert Chunk(text="", count=1).lines == [""]  # one empty line is a line
+    assert Chunk(text="", count=0).lines == [] and not Chunk(text="", count=0)
+    assert Chunk(["x", "y"]).text == "x\ny" and Chunk(["x", "y"]).tail(1) == ["y"]
+
+
+def test_a_buffer_keeps_the_last_lines_of_a_chunk_bigger_than_itself():
+    lines = [f"line {i}" for i in range(250)]
+    by_list, by_chunk = OutputBuffer(capacity=100), OutputBuffer(capacity=100)
+    for start in (0, 30, 230):
+        piece = lines[start:start + 150]
+        by_list.append(Stream.STDOUT, piece, "p")
+        by_chunk.append(Stream.STDOUT, Chunk(text="\n".join(piece), count=len(piece)), "p")
+        assert by_chunk.total == by_list.total
+        assert by_chunk.output_total == by_list.output_total
+        assert by_chunk.read(0) == by_list.read(0)
+        if len(piece) >= 100:
+            assert by_chunk.read(0).lines[0] == piece[-100]
+    assert by_chunk.total == 150 + 150 + 20
+    assert by_chunk.read(0).lines[-1] == "line 249"
 
 
 def test_ring_buffer_is_bounded_and_counts_everything():

@@ -22,7 +22,7 @@ from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat
 from proctui.core.output.events import EventQueue
-from proctui.core.output.lines import Stream
+from proctui.core.output.lines import Chunk, Stream
 from proctui.core.output.text import visible
 from proctui.core.process import Managed
 from proctui.core.run import RUN_TOKEN_VAR, Run
@@ -208,7 +208,7 @@ class Engine:
         if self.events is not None:
             self.events.put_notice(m.name if m else None, text)
 
-    def output(self, run: Run, stream: int, lines: list[str]) -> None:
+    def output(self, run: Run, stream: int, lines: Chunk) -> None:
         self.output_count += 1
         self._poke()
         if lines:

@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
+from proctui.core.output.lines import Chunk
 from proctui.core.output.text import clean, needs_cleaning
 from proctui.frontends.writer import Writer
 
@@ -49,17 +50,20 @@ class Printer:
             p = self._prefix[key] = f"{label} | "
         return p
 
-    def lines(self, name: str | None, lines: Sequence[str]) -> None:
+    def lines(self, name: str | None, lines: Sequence[str] | Chunk) -> None:
         if not lines:
             return
         p = self.prefix(name)
-        text = p + f"\n{p}".join(lines) + "\n"
-        # One scan of the whole chunk in C: most output holds nothing to clean, and a
-        # flood of millions of lines must not be cleaned one line at a time.
-        if needs_cleaning(text, self.colour):
+        chunk = lines if isinstance(lines, Chunk) else Chunk(list(lines))
+        # One scan of the whole chunk in C (the lines, not the prefix with its colour):
+        # most output holds nothing to clean, and a flood of millions of lines must not
+        # be cleaned, nor even split, one line at a time.
+        if needs_cleaning(chunk.text, self.colour):
             colour = self.colour
-            text = p + f"\n{p}".join(clean(line, colour) for line in lines) + "\n"
-        self.write(text, len(lines))
+            text = p + f"\n{p}".join(clean(line, colour) for line in chunk.lines) + "\n"
+        else:
+            text = p + chunk.text.replace("\n", f"\n{p}") + "\n"
+        self.write(text, chunk.count)
 
     def say(self, text: str, name: str | None = None) -> None:
         """A line of proctui's own, about process ``name`` (or about itself)."""

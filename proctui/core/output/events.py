@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
+from proctui.core.output.lines import Chunk
 from proctui.records import dataclass
 
 DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
@@ -19,7 +20,7 @@ LINE_OVERHEAD = 56  # bytes a short str costs besides its characters, in CPython
 class Output:
     name: str
     stream: int
-    lines: list[str]
+    lines: Chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +48,15 @@ class EventQueue:
         self._cond = threading.Condition(threading.Lock())
         self._woken = False
 
-    def put_output(self, name: str, stream: int, lines: list[str]) -> None:
+    def put_output(self, name: str, stream: int, lines: Chunk | list[str]) -> None:
         if not self.keep_output:
             return
-        size = sum(map(len, lines)) + LINE_OVERHEAD * len(lines)
+        if not isinstance(lines, Chunk):
+            lines = Chunk(lines)
+        size = len(lines.text) + LINE_OVERHEAD * lines.count
         with self._cond:
             if self._size + size > self.budget and self._items:
-                self._dropped[name] = self._dropped.get(name, 0) + len(lines)
+                self._dropped[name] = self._dropped.get(name, 0) + lines.count
                 return
             if self._dropped.get(name):
                 self._items.append(Dropped(name, self._dropped.pop(name)))

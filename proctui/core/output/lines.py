@@ -22,6 +22,49 @@ class Stream(IntEnum):
     PROCTUI = 3  # proctui's own notices about the process, kept in its pane
 
 
+class Chunk:
+    """Whole lines read at once. A flood's chunk stays one text until somebody needs its
+    lines one by one: half a million short strings cost more than everything else
+    proctui does with them (the buffer keeps only its last lines, a printer prefixes the
+    text in one replace)."""
+
+    __slots__ = ("_lines", "_text", "count")
+
+    def __init__(self, lines: list[str] | None = None, *, text: str = "",
+                 count: int = 0) -> None:
+        """``lines``, or ``text``: ``count`` lines joined by newlines (none of which may
+        hold a newline itself)."""
+        self._lines = lines
+        self._text: str | None = None if lines is not None else text
+        self.count = len(lines) if lines is not None else count
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self._text.split("\n") if self.count and self._text is not None \
+                else []
+        return self._lines
+
+    @property
+    def text(self) -> str:
+        """The lines joined by newlines (no newline after the last)."""
+        if self._text is None:
+            self._text = "\n".join(self._lines or ())
+        return self._text
+
+    def tail(self, n: int) -> list[str]:
+        """The last ``n`` lines, without making the others."""
+        if self._lines is not None or self.count <= n:
+            return self.lines[-n:] if self.count > n else self.lines
+        return self.text.rsplit("\n", n)[1:]
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __len__(self) -> int:
+        return self.count
+
+
 class LineSplitter:
     """Incremental bytes -> lines for one stream.
 
@@ -49,6 +92,21 @@ class LineSplitter:
 
     def feed(self, data: bytes) -> list[str]:
         return self._split(self._decoder.decode(data))
+
+    def feed_chunk(self, data: bytes) -> Chunk:
+        """``feed``, with the lines kept as one text when nothing in them needs care: no
+        carriage return, no line over ``max_len``, no replacement pending."""
+        text = self._decoder.decode(data)
+        end = text.rfind("\n")
+        limit = self.max_len
+        if (end < 0 or self._cr_pending or self._replace_next or "\r" in text
+                or len(self.partial) + text.find("\n") > limit or _long_run(text, limit)):
+            return Chunk(self._split(text))
+        body = text[:end]
+        if self.partial:
+            body = self.partial + body
+        self.partial = text[end + 1:]
+        return Chunk(text=body, count=text.count("\n", 0, end) + 1)
 
     def finish(self) -> list[str]:
         """End of stream: flush the decoder and the unterminated last line."""
@@ -196,14 +254,18 @@ class OutputBuffer:
         self.cleared_before = 0  # line numbers below this were cleared by the operator
         self.renumbered = 0  # times a mirror's held lines took new numbers (see receive)
 
-    def append(self, stream: int, lines: list[str], partial: str | None = None) -> None:
+    def append(self, stream: int, lines: list[str] | Chunk,
+               partial: str | None = None) -> None:
+        count = len(lines)
+        if isinstance(lines, Chunk):
+            lines = lines.tail(self.capacity)  # the others would be pushed out at once
         with self._lock:
-            if lines:
+            if count:
                 self._lines.extend(lines)
                 self._streams.extend(repeat(stream, len(lines)))
-                self.total += len(lines)
+                self.total += count
                 if stream != Stream.PROCTUI:
-                    self.output_total += len(lines)
+                    self.output_total += count
             if partial is not None:
                 self.partial = partial
 

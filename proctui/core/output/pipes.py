@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from proctui.core.output.lines import LineSplitter, OutputBuffer, Stream
+from proctui.core.output.lines import Chunk, LineSplitter, OutputBuffer, Stream
 from proctui.core.store.logfiles import LogFile
 
 PIPE_SIZE = 1 << 20  # fewer wake-ups under a flood, and more slack before a child blocks
@@ -44,7 +44,7 @@ while fds:
 
 class Pipes:
     def __init__(self, loop: asyncio.AbstractEventLoop, buffer: OutputBuffer, max_len: int,
-                 deliver: Callable[[int, list[str]], None] | None,
+                 deliver: Callable[[int, Chunk], None] | None,
                  log: LogFile | None = None) -> None:
         self.loop = loop
         self.log = log
@@ -96,14 +96,14 @@ class Pipes:
         if data:
             if self.log is not None:
                 self.log.write(data)
-            lines = splitter.feed(data)
+            lines = splitter.feed_chunk(data)
         else:
-            lines = splitter.finish()
+            lines = Chunk(splitter.finish())
             self._close(fd)
         self._deliver(stream, lines, splitter.partial)
         return len(data)
 
-    def _deliver(self, stream: int, lines: list[str], partial: str) -> None:
+    def _deliver(self, stream: int, lines: Chunk, partial: str) -> None:
         self.buffer.append(stream, lines, partial)
         if self._deliver_to is not None:
             self._deliver_to(stream, lines)  # even none: a progress bar moved
@@ -130,7 +130,7 @@ class Pipes:
         for fd in list(self._open):
             stream, splitter = self._open[fd]
             self._close(fd)
-            self._deliver(stream, splitter.finish(), "")
+            self._deliver(stream, Chunk(splitter.finish()), "")
 
     def hand_over(self, out_fd: int | None) -> int | None:
         """proctui is exiting and something still holds these pipes: if they just closed,

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from proctui.config import ReadyCheck
 from proctui.core.life.outcome import Who, setting
 from proctui.core.life.stop import Phase
+from proctui.core.output.lines import Chunk
 from proctui.core.run import Run
 from proctui.core.speak.notify import Message
 
@@ -66,9 +67,9 @@ class Checks:
         self.ready = True
         self.on_ready(how)
 
-    def output(self, lines: list[str]) -> None:
+    def output(self, lines: Chunk) -> None:
         if self._regex is not None and not self.ready:
-            for line in lines:
+            for line in lines.lines:  # split only for a pattern still awaited
                 if self._regex.search(line):
                     self._became_ready(f"printed {line[:60]!r}")
                     return

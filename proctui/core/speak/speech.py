@@ -17,6 +17,7 @@ from collections.abc import Callable
 from proctui.core.life.outcome import seconds
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
+from proctui.core.output.lines import Chunk
 from proctui.core.output.text import visible
 from proctui.core.process import Managed
 from proctui.core.run import Run
@@ -120,7 +121,7 @@ class Speech:
         """Does the current run of ``m`` wait for a line of its output?"""
         return m.name in self.checks
 
-    def output(self, m: Managed, lines: list[str]) -> None:
+    def output(self, m: Managed, lines: Chunk) -> None:
         checks = self.checks.get(m.name)
         if checks is not None and lines:
             checks.output(lines)
