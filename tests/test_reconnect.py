@@ -26,12 +26,12 @@ from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.frontends.console.app import ProctuiApp
 from proctui.frontends.console.dialogs import AskScreen, HelpScreen
-from proctui.frontends.console.link import READ_ONLY, RECONNECTING, LinkBanner
+from proctui.frontends.console.link import LinkBanner
 from proctui.frontends.console.panels import KeyBar
 from proctui.protocol import commands
 from proctui.protocol.decode import decode
 from proctui.remote.client import Connection, RemoteCore
-from proctui.remote.redial import Backoff, SupervisorEnded, local_dial
+from proctui.remote.redial import READ_ONLY, RECONNECTING, Backoff, SupervisorEnded, local_dial
 from proctui.remote.server import Server
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, pyspec, wait_until

@@ -18,16 +18,23 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from proctui.frontends.console.keys import fit, shown
-from proctui.remote.redial import READ_ONLY, RECONNECTING, Reconnecting
 
 if TYPE_CHECKING:
     from proctui.frontends.console.app import ProctuiApp
+    from proctui.remote.redial import Reconnecting
 
     _Base = ProctuiApp
 else:
     _Base = object
 
-__all__ = ["READ_ONLY", "RECONNECTING", "LinkActions", "LinkBanner", "age", "banner_words"]
+__all__ = ["LinkActions", "LinkBanner", "age", "banner_words"]
+
+
+def _refusals() -> tuple[str, str]:
+    """The words for read-only, and for a link that is down. They live with the redial
+    loop, which a local console never needs: it is not loaded before the first frame."""
+    from proctui.remote.redial import READ_ONLY, RECONNECTING
+    return READ_ONLY, RECONNECTING
 
 
 def age(value: float, up: bool = False) -> str:
@@ -76,9 +83,9 @@ class LinkActions(_Base):
     def refusal(self) -> str | None:
         """Why a key that acts cannot act now, or None when it can."""
         if self.read_only:
-            return READ_ONLY
+            return _refusals()[0]
         if getattr(self.core, "link", None) is not None:
-            return RECONNECTING
+            return _refusals()[1]
         return None
 
     def refused(self) -> bool:
@@ -117,6 +124,6 @@ class LinkActions(_Base):
 
     def action_timeline(self) -> None:
         if getattr(self.core, "link", None) is not None:
-            self.notify(RECONNECTING, severity="warning", timeout=3, markup=False)
+            self.notify(_refusals()[1], severity="warning", timeout=3, markup=False)
             return
         super().action_timeline()
