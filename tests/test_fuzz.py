@@ -107,7 +107,7 @@ def test_splitter_keeps_every_byte_of_output_without_carriage_returns(chunks, ma
     splitter = LineSplitter(max_len)
     lines: list[str] = []
     for chunk in chunks:
-        lines += splitter.feed(chunk)
+        lines += splitter.feed_chunk(chunk).lines  # as the pipes read
     lines += splitter.finish()
     text = data.decode("utf-8", errors="replace")
     assert all(len(line) <= max_len for line in lines)
@@ -122,6 +122,16 @@ def test_splitter_never_fails_on_any_bytes(chunks):
     for chunk in chunks:
         splitter.feed(chunk)
     splitter.finish()
+
+
+@settings(max_examples=300, deadline=None)
+@given(CHUNKS, st.sampled_from([1, 3, 64, 8192]))
+def test_a_chunk_and_a_list_of_lines_never_differ(chunks, max_len):
+    by_list, by_chunk = LineSplitter(max_len), LineSplitter(max_len)
+    for chunk in chunks:
+        assert by_chunk.feed_chunk(chunk).lines == by_list.feed(chunk)
+        assert by_chunk.partial == by_list.partial
+    assert by_chunk.finish() == by_list.finish()
 
 
 ESCAPES = st.sampled_from([
