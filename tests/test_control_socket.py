@@ -501,6 +501,62 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
         conn.close()
 
 
+def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(served):
+    """``proctui logs NAME`` asked from line 0, and the scrollback (100 lines) had moved
+    thousands of lines past it: every read from 0 came back empty, and logs printed
+    nothing at all."""
+    import io
+
+    from proctui.frontends.control import logs
+
+    code = "for i in range(5000): print(f'{i:08d} line')\nimport time\ntime.sleep(100)"
+    s = served([pyspec("many", code, scrollback=100)])
+    wait_until(lambda: s.sup.buffer("many").mark().output_total >= 5000,
+               what="5,000 lines printed")
+    conn = s.connection()
+    try:
+        for asked in (None, 300, 40):
+            out = io.StringIO()
+            assert logs(conn, "many", follow=False, lines=asked, out=out) == 0
+            shown = [line.split()[-2] for line in out.getvalue().splitlines()]
+            kept = min(asked or 100, 100)
+            assert shown == [f"{i:08d}" for i in range(5000 - kept, 5000)], (asked, shown[:3])
+        page = conn.call(commands.Tail("many", start=7))  # from a line long gone
+        assert page.first == page.total - 100 and len(page.lines) == 100 and not page.more
+    finally:
+        conn.close()
+
+
+def test_logs_says_on_stderr_what_a_flood_took_between_two_pages(capsys):
+    """Between two pages the scrollback moved past the next line to read (a race a real
+    flood wins only sometimes, so the pages are made here): the output holds only the
+    process's lines, and stderr says how many were lost."""
+    import io
+
+    from proctui.frontends.control import logs
+    from proctui.protocol.replies import TailPage
+
+    pages_sent = [TailPage(first=0, lines=["a0", "a1", "a2"], runs=[[1, 3]], next=3,
+                           more=True, total=10),
+                  TailPage(first=7, lines=["a7", "a8", "a9"], runs=[[1, 3]], next=10,
+                           more=False, total=10)]
+    asked: list[object] = []
+
+    class Pages:
+        names = ["a"]
+
+        def call(self, request: object) -> TailPage:
+            asked.append(request)
+            return pages_sent[len(asked) - 1]
+
+    out = io.StringIO()
+    assert logs(Pages(), "a", follow=False, lines=None, out=out) == 0  # type: ignore[arg-type]
+    assert out.getvalue() == "a0\na1\na2\na7\na8\na9\n"
+    assert asked[1] == commands.Tail("a", start=3)
+    assert capsys.readouterr().err == \
+        "proctui: 4 lines of a left the scrollback before they could be read\n"
+
+
 def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
     monkeypatch.setattr(pages, "PAGE_BYTES", 100)  # one entry a page
     s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])

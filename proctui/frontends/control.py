@@ -201,7 +201,15 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         _print_lines(out, page.lines, page.streams, colour)
         if not page.more or page.next >= end or not page.lines:
             break
-        page = conn.call(commands.Tail(name, start=page.next))
+        asked = page.next
+        page = conn.call(commands.Tail(name, start=asked))
+        if page.ok and page.first > asked:
+            # A flood moved the scrollback past us between two pages: said beside the
+            # output, not in it, so that a script reading it gets only the process's lines.
+            gone = page.first - asked
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"proctui: {gone} line{'s' if gone != 1 else ''} of "
+                                 f"{name} left the scrollback before they could be read\n")
     with contextlib.suppress(OSError, ValueError):
         out.flush()
     if not follow:

@@ -49,7 +49,9 @@ async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
     lines: list[str] = []
     streams: list[int] = []
     size = 0
-    at = start
+    # Lines before the oldest one kept are gone: begin at it (the page's first says so).
+    # A read from further back would hold none of them, and the reader would stop there.
+    at = max(start, buf.mark().first)
     while size < PAGE_BYTES:
         got = buf.read(at, SLICE)
         if first is None:
