@@ -48,6 +48,10 @@ def test_the_printer_writes_a_chunk_as_it_writes_its_lines(colour, monkeypatch):
         assert by_chunk.getvalue() == by_list.getvalue()
         assert by_list.getvalue().count("\n") == len(lines)
     assert "title" not in by_chunk.getvalue() and "\t" not in by_chunk.getvalue()
+    for said in ("boom: x\ny", "tab\tx\ny", "\x1b[31mred\x1b[0m\ny"):  # clean or not
+        by_say = io.StringIO()
+        Printer(["web"], by_say, colour).say(said)
+        assert by_say.getvalue().count(" | ") == 2, by_say.getvalue()  # y has its prefix
     cleaned: list[str] = []
     monkeypatch.setattr(printer_module, "clean", lambda line, _c: cleaned.append(line))
     Printer(["web"], io.StringIO(), colour).lines("web", Chunk(plain))

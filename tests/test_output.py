@@ -133,6 +133,8 @@ def test_a_chunk_is_split_only_where_asked():
     assert Chunk(text="", count=1).lines == [""]  # one empty line is a line
     assert Chunk(text="", count=0).lines == [] and not Chunk(text="", count=0)
     assert Chunk(["x", "y"]).text == "x\ny" and Chunk(["x", "y"]).tail(1) == ["y"]
+    looked = Chunk(text="a\nb", count=2)
+    assert looked.split() == ["a", "b"] and looked._lines is None  # one copy in a queue
 
 
 def test_a_buffer_keeps_the_last_lines_of_a_chunk_bigger_than_itself():

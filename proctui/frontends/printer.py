@@ -54,7 +54,11 @@ class Printer:
         if not lines:
             return
         p = self.prefix(name)
-        chunk = lines if isinstance(lines, Chunk) else Chunk(list(lines))
+        if isinstance(lines, Chunk):
+            chunk = lines
+        else:  # a newline inside one of them starts a line of its own, with its prefix
+            text = "\n".join(lines)
+            chunk = Chunk(text=text, count=text.count("\n") + 1)
         # One scan of the whole chunk in C (the lines, not the prefix with its colour):
         # most output holds nothing to clean, and a flood of millions of lines must not
         # be cleaned, nor even split, one line at a time.

@@ -52,6 +52,13 @@ class Chunk:
             self._text = "\n".join(self._lines or ())
         return self._text
 
+    def split(self) -> list[str]:
+        """The lines, for a look at each, without keeping them here: a chunk waiting in a
+        queue must not hold its text twice."""
+        if self._lines is not None:
+            return self._lines
+        return self._text.split("\n") if self.count and self._text is not None else []
+
     def tail(self, n: int) -> list[str]:
         """The last ``n`` lines, without making the others."""
         if self._lines is not None or self.count <= n:

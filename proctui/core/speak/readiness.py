@@ -69,7 +69,7 @@ class Checks:
 
     def output(self, lines: Chunk) -> None:
         if self._regex is not None and not self.ready:
-            for line in lines.lines:  # split only for a pattern still awaited
+            for line in lines.split():  # only for a pattern still awaited
                 if self._regex.search(line):
                     self._became_ready(f"printed {line[:60]!r}")
                     return
