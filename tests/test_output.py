@@ -171,6 +171,37 @@ def test_ring_buffer_is_bounded_and_counts_everything():
     assert buf.read(0).lines == [] and buf.total == 300
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_every_window_of_the_ring_reads_the_same_from_either_end(seed):
+    """A window near the newest line is read walking from that end (a following reader
+    must not walk a million lines each frame): every window, near either end, across
+    the middle, cut by the oldest line kept or by a clear, reads what a list would."""
+    rng = random.Random(seed)
+    buf = OutputBuffer(capacity=rng.choice([7, 50, 64, 65, 200]))
+    every: list[tuple[str, int]] = []
+    for _ in range(rng.randint(5, 40)):
+        stream = rng.choice([Stream.STDOUT, Stream.STDERR, Stream.PROCTUI])
+        lines = [f"{len(every) + k}" for k in range(rng.randint(0, 12))]
+        buf.append(stream, lines)
+        every += [(line, stream) for line in lines]
+    cleared = 0
+    if rng.random() < 0.3:
+        buf.clear()
+        cleared = len(every)
+        every += [(f"{len(every) + k}", Stream.STDOUT) for k in range(30)]
+        buf.append(Stream.STDOUT, [line for line, _ in every[cleared:]])
+    oldest = max(len(every) - buf.capacity, cleared)
+    for start in range(0, len(every) + 2):
+        for count in (None, 0, 1, 3, 40, 1000):
+            got = buf.read(start, count)
+            first = max(start, oldest)
+            end = len(every) if count is None else min(len(every), max(start + count, first))
+            want = every[first:end] if first < end else []
+            assert got.lines == [line for line, _ in want], (start, count)
+            assert got.streams == [stream for _, stream in want], (start, count)
+            assert got.first == (first if want else max(first, start))
+
+
 def test_event_queue_drops_beyond_its_budget_and_says_so():
     q = EventQueue(budget=4000)
     for _ in range(50):

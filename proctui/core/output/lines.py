@@ -304,6 +304,13 @@ class OutputBuffer:
             i, j = first - oldest, end - oldest
             if i == 0 and j == held:
                 lines, streams = list(self._lines), list(self._streams)
+            elif held - i < i:
+                # Nearer the newest line, where a following reader always is: walk from
+                # there. From the oldest, the last 40 of a million lines took 9 ms.
+                lines = list(islice(reversed(self._lines), held - j, held - i))
+                streams = list(islice(reversed(self._streams), held - j, held - i))
+                lines.reverse()
+                streams.reverse()
             else:
                 lines = list(islice(self._lines, i, j))
                 streams = list(islice(self._streams, i, j))
