@@ -167,12 +167,13 @@ def logs(file: Path | None, run_dir: Path | None, host: str | None, name: str,
          follow: bool, lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
-    from proctui.frontends import answers, control
+    from proctui.frontends import answers
+    from proctui.frontends.logs import logs as print_logs
 
     if host is None and not follow and \
             answers.offline_logs(file, run_dir, name, lines, sys.stdout):
         sys.exit(0)
-    _control(file, run_dir, lambda conn: control.logs(conn, name, follow, lines, sys.stdout),
+    _control(file, run_dir, lambda conn: print_logs(conn, name, follow, lines, sys.stdout),
              host)
 
 

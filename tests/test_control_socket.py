@@ -507,7 +507,7 @@ def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(serve
     nothing at all."""
     import io
 
-    from proctui.frontends.control import logs
+    from proctui.frontends.logs import logs
 
     code = "for i in range(5000): print(f'{i:08d} line')\nimport time\ntime.sleep(100)"
     s = served([pyspec("many", code, scrollback=100)])
@@ -533,7 +533,7 @@ def test_logs_says_on_stderr_what_a_flood_took_between_two_pages(capsys):
     process's lines, and stderr says how many were lost."""
     import io
 
-    from proctui.frontends.control import logs
+    from proctui.frontends.logs import logs
     from proctui.protocol.replies import TailPage
 
     pages_sent = [TailPage(first=0, lines=["a0", "a1", "a2"], runs=[[1, 3]], next=3,

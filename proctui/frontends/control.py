@@ -1,7 +1,7 @@
 """The control commands: clients of a running supervisor's socket, for people and scripts.
 
 ``status``, ``stop|start|restart|kill|abandon NAME...``, ``extend NAME SECONDS``,
-``logs NAME``, ``down`` and ``attach``. Each finds the supervisor the way ``run`` named
+``down`` and ``attach`` (``logs NAME`` is logs.py). Each finds the supervisor the way ``run`` named
 its run directory (from -f FILE, ./proctui.toml or ./Procfile, or this directory), or
 the only one running when there is no config here.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import sys
 import threading
@@ -27,7 +26,7 @@ from proctui.core.store.rundir import default_run_dir
 from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
-from proctui.frontends.words import countdown, duration, look, run_mark, running_words
+from proctui.frontends.words import countdown, duration, look, running_words
 from proctui.protocol import commands
 from proctui.protocol.wire import SOCKET
 from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
@@ -184,73 +183,6 @@ class UnknownProcess(Exception):
     def __init__(self, name: str, known: list[str]) -> None:
         shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
         super().__init__(f"no process named {name!r} (there are: {shown or 'none'})")
-
-
-# -- logs -----------------------------------------------------------------------------------
-
-
-def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: TextIO) -> int:
-    if name not in conn.names:
-        raise UnknownProcess(name, conn.names)
-    colour = _is_tty(out)
-    page = conn.call(commands.Tail(name, lines=lines))
-    end = page.total  # what was there when asked: a flood cannot keep us paging for ever
-    while True:  # a page at a time: the supervisor bounds each reply
-        if page.fault is commands.Fault.UNKNOWN_NAME:
-            raise UnknownProcess(name, conn.names)
-        _print_lines(out, page.lines, page.streams, colour)
-        if not page.more or page.next >= end or not page.lines:
-            break
-        asked = page.next
-        page = conn.call(commands.Tail(name, start=asked))
-        if page.ok and page.first > asked:
-            # A flood moved the scrollback past us between two pages: said beside the
-            # output, not in it, so that a script reading it gets only the process's lines.
-            gone = page.first - asked
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(f"proctui: {gone} line{'s' if gone != 1 else ''} of "
-                                 f"{name} left the scrollback before they could be read\n")
-    with contextlib.suppress(OSError, ValueError):
-        out.flush()
-    if not follow:
-        return 0
-    conn.send(commands.Watch([name], start={name: page.next}))
-    seen = conn.views.get(name)
-    while True:
-        message = conn.event()  # raises NotAnswering when the supervisor falls silent
-        if message is None:
-            return 0  # the supervisor ended
-        if message.get("t") == "views":
-            conn._views(message)
-            now = conn.views.get(name)
-            mark = run_mark(seen, now)
-            seen = now
-            if mark:
-                out.write(clean(f"── {name}: {mark} ──") + "\n")
-        if message.get("t") == "out" and message.get("n") == name:
-            if message.get("d"):
-                out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
-            _print_lines(out, message["l"], _expand(message["s"]), colour)
-            with contextlib.suppress(OSError, ValueError):
-                out.flush()
-
-
-def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool) -> None:
-    text = [clean(line, colour) for line, stream in zip(lines, streams, strict=False)
-            if stream != Stream.PROCTUI]
-    if text:
-        out.write("\n".join(text) + "\n")
-
-
-def _expand(runs: list[list[int]]) -> list[int]:
-    return [s for s, count in runs for _ in range(count)]
-
-
-def _is_tty(out: TextIO) -> bool:
-    try:
-        return out.isatty() and "NO_COLOR" not in os.environ
-    except (AttributeError, ValueError):
-        return False
 
 
 # -- down -----------------------------------------------------------------------------------

@@ -1,0 +1,80 @@
+"""``proctui logs NAME``: a process's kept output from a running supervisor, a page at a
+time, then (with ``-f``) what it prints next."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TextIO
+
+from proctui.core.output.lines import Stream
+from proctui.core.output.text import clean
+from proctui.frontends.control import UnknownProcess
+from proctui.frontends.words import run_mark
+from proctui.protocol import commands
+from proctui.remote.client import Connection
+
+
+def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: TextIO) -> int:
+    if name not in conn.names:
+        raise UnknownProcess(name, conn.names)
+    colour = _is_tty(out)
+    page = conn.call(commands.Tail(name, lines=lines))
+    end = page.total  # what was there when asked: a flood cannot keep us paging for ever
+    while True:  # a page at a time: the supervisor bounds each reply
+        if page.fault is commands.Fault.UNKNOWN_NAME:
+            raise UnknownProcess(name, conn.names)
+        _print_lines(out, page.lines, page.streams, colour)
+        if not page.more or page.next >= end or not page.lines:
+            break
+        asked = page.next
+        page = conn.call(commands.Tail(name, start=asked))
+        if page.ok and page.first > asked:
+            # A flood moved the scrollback past us between two pages: said beside the
+            # output, not in it, so that a script reading it gets only the process's lines.
+            gone = page.first - asked
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"proctui: {gone} line{'s' if gone != 1 else ''} of "
+                                 f"{name} left the scrollback before they could be read\n")
+    with contextlib.suppress(OSError, ValueError):
+        out.flush()
+    if not follow:
+        return 0
+    conn.send(commands.Watch([name], start={name: page.next}))
+    seen = conn.views.get(name)
+    while True:
+        message = conn.event()  # raises NotAnswering when the supervisor falls silent
+        if message is None:
+            return 0  # the supervisor ended
+        if message.get("t") == "views":
+            conn._views(message)
+            now = conn.views.get(name)
+            mark = run_mark(seen, now)
+            seen = now
+            if mark:
+                out.write(clean(f"── {name}: {mark} ──") + "\n")
+        if message.get("t") == "out" and message.get("n") == name:
+            if message.get("d"):
+                out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
+            _print_lines(out, message["l"], _expand(message["s"]), colour)
+            with contextlib.suppress(OSError, ValueError):
+                out.flush()
+
+
+def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool) -> None:
+    text = [clean(line, colour) for line, stream in zip(lines, streams, strict=False)
+            if stream != Stream.PROCTUI]
+    if text:
+        out.write("\n".join(text) + "\n")
+
+
+def _expand(runs: list[list[int]]) -> list[int]:
+    return [s for s, count in runs for _ in range(count)]
+
+
+def _is_tty(out: TextIO) -> bool:
+    try:
+        return out.isatty() and "NO_COLOR" not in os.environ
+    except (AttributeError, ValueError):
+        return False
