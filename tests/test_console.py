@@ -312,6 +312,26 @@ async def test_the_question_names_the_process_pid_and_time_at_every_size(size):
         sup.kill("stub")
 
 
+async def test_a_tick_between_the_push_and_the_mount_of_the_question_is_harmless():
+    """The console pushes the question on one tick and keeps it current on the next; a
+    tick that came before the pushed dialog was mounted crashed the console (it looked
+    for rows not made yet). The dialog keeps what it was told and shows it once up."""
+    from proctui.frontends.console.dialogs import AskScreen
+
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        await pilot.press("s")
+        question = await asked(pilot, app)
+        await pilot.press("escape")  # later: the question comes back, but not yet
+        await until(pilot, lambda: app.screen is not question, what="the dialog closed")
+        now = time.monotonic()
+        early = AskScreen(question.view, 1, 1, now)
+        early.show(view(sup, "stub"), 1, 3, now)  # not mounted: kept, not drawn
+        await app.push_screen(early)
+        await until(pilot, lambda: "1 of 3 waiting" in screen(app), what="the kept state")
+        sup.kill("stub")
+
+
 # -- everything within reach ----------------------------------------------------------------
 
 async def test_help_lists_every_key():

@@ -90,7 +90,10 @@ class AskScreen(ModalScreen[Decision]):
     def show(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
         """Keep the dialog current (the app calls this each tick)."""
         self.view, self.position, self.waiting, self._now = view, position, waiting, now
-        self._draw()
+        if self.is_mounted:
+            # A tick can come between the push and the mount, before the dialog has its
+            # rows (the console crashed there once in a CI run); on_mount draws it then.
+            self._draw()
 
     def _draw(self) -> None:
         v = self.view
