@@ -20,6 +20,7 @@ from proctui.core.output.events import EventQueue
 from proctui.core.supervisor import Supervisor
 from proctui.frontends.headless import HeadlessRunner
 from proctui.frontends.printer import Printer, use_colour
+from proctui.frontends.writer import Writer
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, UnkillableOS, alive, pyspec, wait_until
 
@@ -306,3 +307,44 @@ def test_on_a_terminal_only_colours_pass_and_no_color_removes_them(tmp_path, no_
         assert body == b"red ok" and b"\x1b[" not in out
     else:
         assert body == b"\x1b[31mred\x1b[0m ok", body
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_lines_a_stalled_reader_missed_are_counted_in_one_of_proctuis_lines(colour):
+    """Our stdout's reader stalls: the lines beyond the writer's budget are dropped, never
+    waited for, and whenever there is room again a line of proctui's says how many, padded
+    and coloured as its other lines; printed and counted add up to what was written."""
+    r, w = os.pipe()
+    writer = Writer(w, budget=64 << 10)
+    printer = Printer(["a-long-process-name"], writer, colour)
+    got = bytearray()
+    try:
+        for i in range(0, 20_000, 4):  # nobody reads yet: the pipe and the budget fill up
+            printer.lines("a-long-process-name", [f"line {k:05d}" for k in range(i, i + 4)])
+        reader = threading.Thread(target=lambda: got.extend(_read_all(r)), daemon=True)
+        reader.start()
+        assert writer.drain(30), "the writer never caught up with a reader that reads"
+        printer.lines("a-long-process-name", ["after the stall"])
+        assert writer.drain(30)
+    finally:
+        os.close(w)
+    reader.join(10)
+    os.close(r)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", got.decode())
+    lines = text.splitlines()
+    notes = [line for line in lines if "lines not printed" in line]
+    assert notes
+    assert all(n.startswith("proctui".ljust(len("a-long-process-name")) + " | ") for n in notes)
+    missed = sum(int(note.split(" | ")[1].split()[0]) for note in notes)
+    printed = [line for line in lines if " | line " in line]
+    assert missed > 0 and len(printed) + missed == 20_000
+    assert lines[-1].endswith("| after the stall")
+    if colour:
+        assert printer.prefix(None) in got.decode()
+
+
+def _read_all(fd: int) -> bytes:
+    out = bytearray()
+    while chunk := os.read(fd, 1 << 16):
+        out.extend(chunk)
+    return bytes(out)

@@ -34,6 +34,8 @@ class Printer:
         self.colour = colour
         self._prefix: dict[str, str] = {}
         self._index = {name: i for i, name in enumerate(names)}
+        if isinstance(out, Writer):
+            out.note_prefix = self.prefix(None)
 
     @property
     def broken(self) -> str | None:

@@ -24,6 +24,7 @@ class Writer:
         self.fd = fd
         self.budget = budget
         self.on_broken = on_broken
+        self.note_prefix = "proctui | "  # the printer's own, padded and coloured as its lines
         self.broken: str | None = None
         self._queue: deque[bytes] = deque()
         self._size = 0
@@ -42,8 +43,8 @@ class Writer:
                 self._dropped += lines
                 return
             if self._dropped:
-                note = (f"proctui | {self._dropped} lines not printed: the reader of this "
-                        "output fell behind\n").encode()
+                note = (f"{self.note_prefix}{self._dropped} lines not printed: the reader "
+                        "of this output fell behind\n").encode()
                 self._queue.append(note)
                 self._size += len(note)
                 self._dropped = 0
