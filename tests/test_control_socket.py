@@ -501,7 +501,7 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
         conn.close()
 
 
-def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(served):
+def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(served, capsys):
     """``proctui logs NAME`` asked from line 0, and the scrollback (100 lines) had moved
     thousands of lines past it: every read from 0 came back empty, and logs printed
     nothing at all."""
@@ -521,6 +521,9 @@ def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(serve
             shown = [line.split()[-2] for line in out.getvalue().splitlines()]
             kept = min(asked or 100, 100)
             assert shown == [f"{i:08d}" for i in range(5000 - kept, 5000)], (asked, shown[:3])
+            said = capsys.readouterr().err
+            assert said == ("proctui: 200 of the last 300 lines of many are no longer kept "
+                            "(its scrollback is smaller)\n" if asked == 300 else ""), said
         page = conn.call(commands.Tail("many", start=7))  # from a line long gone
         assert page.first == page.total - 100 and len(page.lines) == 100 and not page.more
     finally:

@@ -22,6 +22,9 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     colour = _is_tty(out)
     page = conn.call(commands.Tail(name, lines=lines))
     end = page.total  # what was there when asked: a flood cannot keep us paging for ever
+    if lines is not None and page.ok and page.first > max(0, page.total - lines):
+        _aside(f"{page.first - max(0, page.total - lines)} of the last {lines} lines of "
+               f"{name} are no longer kept (its scrollback is smaller)")
     while True:  # a page at a time: the supervisor bounds each reply
         if page.fault is commands.Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, conn.names)
@@ -31,12 +34,9 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         asked = page.next
         page = conn.call(commands.Tail(name, start=asked))
         if page.ok and page.first > asked:
-            # A flood moved the scrollback past us between two pages: said beside the
-            # output, not in it, so that a script reading it gets only the process's lines.
-            gone = page.first - asked
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(f"proctui: {gone} line{'s' if gone != 1 else ''} of "
-                                 f"{name} left the scrollback before they could be read\n")
+            gone = page.first - asked  # a flood moved the scrollback past us meanwhile
+            _aside(f"{gone} line{'s' if gone != 1 else ''} of {name} left the scrollback "
+                   "before they could be read")
     with contextlib.suppress(OSError, ValueError):
         out.flush()
     if not follow:
@@ -60,6 +60,12 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
             _print_lines(out, message["l"], _expand(message["s"]), colour)
             with contextlib.suppress(OSError, ValueError):
                 out.flush()
+
+
+def _aside(words: str) -> None:
+    """Said beside the output, not in it: a script reading it gets the process's lines."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"proctui: {words}\n")
 
 
 def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool) -> None:
