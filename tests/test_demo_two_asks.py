@@ -13,9 +13,14 @@ from tests.test_console import demo_console, screen, until
 async def test_quitting_the_demo_without_extending_asks_about_two():
     async with demo_console() as (app, pilot, sup):
         await pilot.press("q")
-        await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed
-                    and app.screen.waiting == 2, timeout=20,
-                    what="a question with two waiting")
+        try:
+            await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed
+                        and app.screen.waiting == 2, timeout=20,
+                        what="a question with two waiting")
+        except AssertionError as e:  # once in a loaded CI run: say what was there instead
+            phases = {v.name: (v.phase.name, v.outcome.text if v.outcome else None)
+                      for v in sup.views()}
+            raise AssertionError(f"{e}\n{phases}\n{screen(app)}") from None
         assert "1 of 2 waiting" in screen(app)
         asked = {app.screen.view.name}
         await pilot.press("escape")  # decide later: slow-8s ends by itself at 8 s
