@@ -135,6 +135,7 @@ def test_a_chunk_is_split_only_where_asked():
     assert Chunk(["x", "y"]).text == "x\ny" and Chunk(["x", "y"]).tail(1) == ["y"]
     looked = Chunk(text="a\nb", count=2)
     assert looked.split() == ["a", "b"] and looked._lines is None  # one copy in a queue
+    assert looked.tail(5) == ["a", "b"] and looked._lines is None  # the ring's, not ours
 
 
 def test_a_buffer_keeps_the_last_lines_of_a_chunk_bigger_than_itself():
@@ -205,7 +206,7 @@ def test_every_window_of_the_ring_reads_the_same_from_either_end(seed):
 def test_event_queue_drops_beyond_its_budget_and_says_so():
     q = EventQueue(budget=4000)
     for _ in range(50):
-        q.put_output("flood", 1, ["x" * 99])
+        q.put_output("flood", 1, Chunk(["x" * 99]))
     events = q.get(0)
     kept = sum(len(e.lines) for e in events if isinstance(e, Output))
     dropped = sum(e.count for e in events if isinstance(e, Dropped))

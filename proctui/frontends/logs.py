@@ -22,9 +22,10 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     colour = _is_tty(out)
     page = conn.call(commands.Tail(name, lines=lines))
     end = page.total  # what was there when asked: a flood cannot keep us paging for ever
-    if lines is not None and page.ok and page.first > max(0, page.total - lines):
-        _aside(f"{page.first - max(0, page.total - lines)} of the last {lines} lines of "
-               f"{name} are no longer kept (its scrollback is smaller)")
+    wanted = 0 if lines is None else max(0, page.total - lines)
+    if lines is not None and page.ok and page.first > wanted:
+        _aside(f"{page.first - wanted} of the last {lines} lines of {name} are no longer "
+               "kept (its scrollback is smaller)")
     while True:  # a page at a time: the supervisor bounds each reply
         if page.fault is commands.Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, conn.names)

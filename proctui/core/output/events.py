@@ -48,11 +48,9 @@ class EventQueue:
         self._cond = threading.Condition(threading.Lock())
         self._woken = False
 
-    def put_output(self, name: str, stream: int, lines: Chunk | list[str]) -> None:
+    def put_output(self, name: str, stream: int, lines: Chunk) -> None:
         if not self.keep_output:
             return
-        if not isinstance(lines, Chunk):
-            lines = Chunk(lines)
         size = len(lines.text) + LINE_OVERHEAD * lines.count
         with self._cond:
             if self._size + size > self.budget and self._items:

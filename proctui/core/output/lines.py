@@ -40,9 +40,9 @@ class Chunk:
 
     @property
     def lines(self) -> list[str]:
+        """The lines, split once and kept (``split`` does not keep them)."""
         if self._lines is None:
-            self._lines = self._text.split("\n") if self.count and self._text is not None \
-                else []
+            self._lines = self.split()
         return self._lines
 
     @property
@@ -60,9 +60,11 @@ class Chunk:
         return self._text.split("\n") if self.count and self._text is not None else []
 
     def tail(self, n: int) -> list[str]:
-        """The last ``n`` lines, without making the others."""
-        if self._lines is not None or self.count <= n:
-            return self.lines[-n:] if self.count > n else self.lines
+        """The last ``n`` lines, without making the others (nor keeping them here)."""
+        if self.count <= n:
+            return self.split()
+        if self._lines is not None:
+            return self._lines[-n:]
         return self.text.rsplit("\n", n)[1:]
 
     def __bool__(self) -> bool:
