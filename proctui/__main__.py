@@ -1,3 +1,3 @@
-from proctui.cli import main
+from proctui.startup import main
 
 main()

@@ -179,3 +179,12 @@ def cli() -> None:
     proctui up; proctui attach      # supervise in the background; the console on it
     proctui status; proctui down    # from scripts, and over SSH
     """
+    if click.get_current_context().invoked_subcommand not in _START:
+        from proctui.startup import resume
+
+        resume()  # anything but a supervisor collects as usual from here on
+
+
+# What turns the collector back on once it has started (proctui/startup.py): the rest
+# have no start-up worth sparing it.
+_START = ("run", "up", "demo")

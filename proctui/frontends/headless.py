@@ -232,6 +232,9 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     servers = []
 
     def started() -> None:
+        from proctui.startup import resume
+
+        resume()  # started: every process is launched
         server, error = serve(sup, run_dir, source, reload_from)
         if server is not None:
             servers.append(server)

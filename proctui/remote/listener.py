@@ -106,6 +106,9 @@ class Listener:
         threading.Thread(target=self.serve, name="proctui-serve", daemon=True).start()
 
     def serve(self) -> None:
+        from proctui.startup import resume
+
+        resume()  # start-up is over, even should the console never draw (proctui/startup.py)
         with self._lock:
             if self._done or self._bound is None:
                 return

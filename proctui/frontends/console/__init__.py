@@ -29,6 +29,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     from proctui.frontends import hangup
     from proctui.frontends.report import summary_lines
     from proctui.remote.listener import Listener
+    from proctui.startup import resume
 
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
@@ -57,6 +58,10 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         if run_dir is not None:
             run_dir.close()
 
+    def first_frame() -> None:
+        resume()  # start-up is over (proctui/startup.py)
+        control.serve_soon()
+
     interrupted = False
     detach = on_hangup is OnHangup.DETACH and run_dir is not None
     log = _supervisor_log(run_dir) if detach else None
@@ -76,7 +81,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
                              on_terminal_lost=guard.hangup, driver_class=console_driver(),
-                             first_frame=control.serve_soon)
+                             first_frame=first_frame)
             if guard.lost is not None:
                 # A SIGTERM or hangup while Textual loaded, before there was an app to
                 # tell: it quits on its first tick (and prints the summary) all the same.
@@ -87,6 +92,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             # below as after a crash, and the summary says what became of it.
             interrupted = True
         finally:
+            resume()  # no frame came, yet it may supervise on (detached by a hangup)
             guard.closed.set()
             if guard.detached:
                 guard.finished.wait()  # it supervises on, and ends proctui itself
