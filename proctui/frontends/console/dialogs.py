@@ -83,6 +83,13 @@ class AskScreen(ModalScreen[Decision]):
         self.set_timer(ARMING, self._arm)
         self._draw()
 
+    def on_screen_resume(self) -> None:
+        # Back on top after the palette: a question answered meanwhile (`proctui kill` from
+        # another terminal) goes now, before a key can answer it again, not at a later tick.
+        tick = getattr(self.app, "tick", None)
+        if callable(tick):
+            self.call_later(tick)
+
     def _arm(self) -> None:
         self.armed = True
         self._draw()
