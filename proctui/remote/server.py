@@ -44,7 +44,6 @@ from proctui.remote.slots import Client
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
-BEHIND_HZ = 200  # pushes a second at most while a client is behind a flood
 HIGH_WATER = pages.HIGH_WATER
 BATCH = 256 << 10  # bytes of output in one push (more follow at once)
 MAX_CLIENTS = slots.MAX_CLIENTS
@@ -259,20 +258,14 @@ class Server:
             while True:
                 await c.news.wait()
                 c.news.clear()
-                behind = await self._push(c)
+                await self._push(c)
                 c.stalled = time.monotonic()
                 await c.writer.drain()  # a stalled client waits here, alone
                 c.stalled = None
-                # Caught up, the next change waits a little: a busy core is sent at most
-                # PUSH_HZ pushes a second. Behind (a flood left more than one push holds),
-                # the next follows once this one is read, after a breath that leaves the
-                # GIL to the core: at 1/PUSH_HZ, 50 ms between each 5,000 lines, an
-                # attached console showed a flood's end 1.7x later than a local one.
-                await asyncio.sleep(1 / (BEHIND_HZ if behind else PUSH_HZ))
+                await asyncio.sleep(1 / PUSH_HZ)
 
-    async def _push(self, c: Client) -> bool:
-        """Everything that changed since this client's last push; True if output is
-        left for the next one (a push holds at most 5,000 lines a process, BATCH in all)."""
+    async def _push(self, c: Client) -> None:
+        """Everything that changed since this client's last push."""
         core, w = self.core, c.writer
         changed = [v for v in core.views() if c.seen.get(v.name) != v.seq]
         if changed:
@@ -284,7 +277,7 @@ class Server:
         if state != c.state:
             c.state = state
             w.write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
-        size, behind = 0, False
+        size = 0
         for name, start in c.sent.items():
             buf = core.buffer(name)
             mark = buf.mark()  # one instant, under the buffer's lock
@@ -304,10 +297,8 @@ class Server:
             size += len(data)
             if c.sent[name] < mark.total or size >= BATCH:
                 c.news.set()  # more to send: the next push comes straight after this one
-                behind = True
                 if size >= BATCH:
                     break
-        return behind
 
     def _state(self) -> dict[str, Any]:
         core = self.core
