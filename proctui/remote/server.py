@@ -45,7 +45,7 @@ from proctui.remote.slots import Client
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
-BATCH = 256 << 10  # bytes of output in one push (more follow at once)
+BATCH = 256 << 10  # bytes of output in one push (more follow at the next tick)
 MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
@@ -296,7 +296,10 @@ class Server:
             w.write(data)
             size += len(data)
             if c.sent[name] < mark.total or size >= BATCH:
-                c.news.set()  # more to send: the next push comes straight after this one
+                # More to send: the next push comes at the next PUSH_HZ tick. Not sooner:
+                # pushed as fast as a client read during a flood, the server thread took
+                # the GIL from the core and SIGKILLs came twice as late (10 to 21 ms).
+                c.news.set()
                 if size >= BATCH:
                     break
 
