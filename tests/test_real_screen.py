@@ -142,6 +142,23 @@ def test_help_scrolls_with_the_keys_people_press(installed, tmp_path, rows, colu
                 screen.wait(lambda lines: top(lines) != at_top, what=f"{down!r} a line down")
                 screen.press(up)
                 screen.wait(lambda lines: top(lines) == at_top, what=f"{up!r} a line up")
+            # Keys that arrive in one read (key repeat, a paste, SSH) each move it: five j
+            # or two PgDn in one write go as far as the same keys pressed one by one.
+            for key, times in ((b"j", 5), (KEYS["pgdn"], 2)):
+                screen.press(KEYS["home"])
+                screen.wait(lambda lines: top(lines) == at_top, what="Home at the top")
+                for _ in range(times):
+                    screen.press(key)
+                    screen.settle(quiet=0.2)
+                one_by_one = screen.lines()
+                assert top(one_by_one) != at_top, f"{key!r} x{times} moved nothing"
+                screen.press(KEYS["home"])
+                screen.wait(lambda lines: top(lines) == at_top, what="Home at the top")
+                screen.press(key * times)
+                screen.settle(quiet=0.3)
+                assert screen.lines() == one_by_one, (
+                    f"{key!r} x{times} in one read:\n{screen.text()}\none by one:\n"
+                    + "\n".join(one_by_one))
         screen.press(KEYS["escape"])
         screen.wait(lambda lines: "proctui keys" not in "\n".join(lines), what="Esc closing")
         screen.press(b"q")

@@ -327,8 +327,15 @@ class ReadingScreen(ModalScreen[None]):
         self.query_one("#help-body", Static).update(self.body(self._columns()))
 
     def action_scroll(self, way: str) -> None:
+        # From where the last key sent it, at once: Textual's scroll_down and
+        # scroll_page_down wait for the next refresh, or start from where the view is
+        # drawn, so five j in one read (key repeat over SSH) moved one line.
         view = self.query_one("#help-keys", VerticalScroll)
-        getattr(view, f"scroll_{way}")(animate=False)
+        y, page = view.scroll_target_y, max(1, view.scrollable_content_region.height)
+        target = {"up": y - 1, "down": y + 1, "page_up": y - page, "page_down": y + page,
+                  "home": 0, "end": view.max_scroll_y}[way]
+        view.scroll_to(y=max(0, min(target, view.max_scroll_y)), animate=False,
+                       immediate=True)
 
     def action_close(self) -> None:
         self.dismiss(None)
