@@ -205,8 +205,14 @@ def attach(file: Path | None, run_dir: Path | None, host: str | None,
         dial = control.dialer(file, run_dir, host, read_only)
     except NoSupervisor as e:
         _fail(str(e))
+    again = None
+    if host is not None:
+        from proctui.remote.dial import where_args
+
+        again = ["--host", host, *where_args(file, run_dir)]
     _control(file, run_dir,
-             lambda conn: control.attach(conn, refresh, read_only=read_only, dial=dial),
+             lambda conn: control.attach(conn, refresh, read_only=read_only, dial=dial,
+                                         again=again),
              host, read_only)
 
 

@@ -210,6 +210,10 @@ def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
     second.press(b"d")
     assert second.finish() == 0
     assert b"detached" in second.screen
+    # How to come back, from any directory: a plain `proctui attach` finds only the
+    # run directory of the directory it is typed in.
+    said = b"".join(second.screen.split(b"\r\n")).decode(errors="replace")
+    assert f"(proctui attach --run-dir {d.run_dir} comes back to it)" in said, said[-400:]
     assert d.status()["svc"]["phase"] == "running"
 
     got = d.ctl("down")

@@ -176,6 +176,9 @@ def test_attach_over_ssh_on_a_terminal_and_detach(box, child_reaper):
         assert helpers(child_reaper)
         pty.press(b"d")
         assert pty.finish(30) == 0
+        said = b"".join(pty.screen.split(b"\r\n")).decode(errors="replace")
+        assert f"(proctui attach --host box --run-dir {d.run_dir} comes back" in said, \
+            said[-400:]
     finally:
         pty.close()
     wait_until(lambda: not helpers(child_reaper), timeout=20, what="the helper to end")

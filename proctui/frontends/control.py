@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -321,9 +322,11 @@ class Down:
 
 
 def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
-           dial: Callable[[], Connection] | None = None) -> int:
+           dial: Callable[[], Connection] | None = None, again: list[str] | None = None) -> int:
     """The console on ``conn``'s supervisor, redialled when the link drops (a local one
-    at its run directory, else with ``dial``); ``read_only``: nothing acting is sent."""
+    at its run directory, else with ``dial``); ``read_only``: nothing acting is sent.
+    ``again``: the options that reach it once more (a local one's: its run directory, as
+    a plain `proctui attach` finds it only from the directory it was started in)."""
     from proctui.frontends.console import attach_console
 
     if not sys.stdin.isatty() or not sys.stdout.isatty():
@@ -331,9 +334,14 @@ def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
     if conn.run_dir is not None:  # its end is the end, not a reason to redial
         dial = local_dial(conn.run_dir, conn.timeout, read_only)
+    if conn.run_dir is not None:
+        again = ["--run-dir", str(conn.run_dir)]
+    words = shlex.join(["proctui", "attach", *(again or []),
+                        *(["--read-only"] if read_only else [])])
     core = RemoteCore(conn, dial=dial, read_only=read_only)
     try:
-        status = attach_console(core, refresh_hz=refresh_hz, read_only=read_only)
+        status = attach_console(core, refresh_hz=refresh_hz, read_only=read_only,
+                                again=words)
     finally:
         core.close()  # the link it holds now (a dial's child too), and its reader thread
     # The console has said the one line already; a silent supervisor is exit status 2.

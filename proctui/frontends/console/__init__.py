@@ -160,7 +160,7 @@ def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
 
 
 def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
-                   read_only: bool | None = None) -> int:
+                   read_only: bool | None = None, again: str = "proctui attach") -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
     or the supervisor's exit status when this console stopped everything. ``read_only``
     (default: the core's): a console that looks and never acts."""
@@ -184,7 +184,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
                 f"{shown('quit')} asks before stopping anything")
     app = ProctuiApp(core, hint=hint, refresh_hz=refresh_hz or REFRESH_HZ,
                      on_terminal_lost=lambda _why: None, driver_class=console_driver(),
-                     attached=where, read_only=read_only)
+                     attached=where, read_only=read_only, again=again)
 
     def leave(signum: int, _frame: object) -> None:
         app.detached = signal.Signals(signum).name
@@ -208,6 +208,6 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
         printer.say(core.gone)
         printer.finish(2.0)
         return 1
-    printer.say(f"detached; {where} goes on (proctui attach comes back to it)")
+    printer.say(f"detached; {where} goes on ({again} comes back to it)")
     printer.finish(2.0)
     return 0

@@ -233,7 +233,7 @@ class QuitActions(_Base):
             if len(self.screen_stack) == 1:
                 from proctui.frontends.console.dialogs import LeaveScreen
 
-                self.push_screen(LeaveScreen(self.attached), self._leave)
+                self.push_screen(LeaveScreen(self.attached, self.again), self._leave)
             return
         if not self.quitting:
             self._begin_quit(Why.QUIT)

@@ -74,7 +74,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
                  stop_after: float | None = None,
                  on_terminal_lost: Callable[[str], None] | None = None,
                  driver_class: type | None = None, attached: str | None = None,
-                 read_only: bool = False,
+                 read_only: bool = False, again: str = "proctui attach",
                  first_frame: Callable[[], object] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.core = core
@@ -93,6 +93,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         # Attached to a supervisor elsewhere (its description): q asks, d detaches.
         self.attached = attached
         self.read_only = read_only  # attached to look: every key that acts says so
+        self.again = again  # the command that attaches here again, from anywhere
         self.detached: str | None = None  # why the console left with everything running
         self.questions = Questions()
         self._question: AskScreen | None = None  # the question on screen, if any

@@ -273,15 +273,16 @@ class LeaveScreen(ModalScreen[str]):
 
     BINDINGS = bindings(LEAVE)
 
-    def __init__(self, supervisor: str) -> None:
+    def __init__(self, supervisor: str, again: str = "proctui attach") -> None:
         super().__init__()
         self.supervisor = supervisor
+        self.again = again
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm"):
             yield Static(Text("Leave this console?", style="bold"), id="confirm-question")
             yield Static(Text(f"Detaching leaves every process running under "
-                              f"{self.supervisor}; proctui attach comes back to it. "
+                              f"{self.supervisor}; {self.again} comes back to it. "
                               f"Stopping everything stops them all, with countdowns."),
                          id="confirm-detail")
             with Horizontal(id="confirm-buttons"):
