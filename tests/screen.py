@@ -30,6 +30,22 @@ class Screen:
         if new:
             self.stream.feed(new)
 
+    def resize(self, rows: int, columns: int) -> None:
+        """The terminal window made ``rows`` x ``columns``, as a user drags it: the pty's
+        size, then SIGWINCH (the program has no controlling terminal to send it)."""
+        import fcntl
+        import os
+        import signal
+        import struct
+        import termios
+
+        self.pump()
+        fcntl.ioctl(self.pty.master, termios.TIOCSWINSZ,
+                    struct.pack("HHHH", rows, columns, 0, 0))
+        self.rows, self.columns = rows, columns
+        self.vt.resize(rows, columns)
+        os.kill(self.pty.proc.pid, signal.SIGWINCH)
+
     def lines(self) -> list[str]:
         return [line.rstrip() for line in self.vt.display]
 

@@ -417,3 +417,47 @@ def test_a_process_is_picked_by_name_beyond_nine(installed, tmp_path):
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_the_grid_draws_every_pane_at_once_and_again_at_a_new_size(installed, tmp_path):
+    """z shows every pane's header as the table has it, at once: a pane made or shown
+    earlier kept its first header (`up 1s` beside a table at `up 20s`) and one never shown
+    had none, until the ages next moved, ten seconds later. And the grid's page is worked
+    out again when the terminal changes size."""
+    import re
+
+    # No COLUMNS and LINES in its environment: Textual (shutil) would take them over the
+    # terminal's size, and a terminal that users resize does not set them.
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), *(f"{n}=sleep 100" for n in "abc")],
+                    tmp_path, 30, 120, env={"COLUMNS": "", "LINES": ""})
+    try:
+        screen.wait_text("running")
+        screen.press(b"j")
+        screen.settle(quiet=0.2)
+        screen.press(b"k")  # b's pane made and drawn now, then hidden
+        # Ages that move only every ten seconds: a stale header would stay stale.
+        screen.wait(lambda lines: len(re.findall(r"up [2-5]\ds", "\n".join(lines))) >= 3,
+                    what="three ages of twenty seconds or more in the table", timeout=60)
+        screen.press(b"z")
+        header = re.compile(r"● (\w)\s+running\s+pid \d+\s+up (\d+)s")
+
+        def headers(lines: list[str]) -> dict[str, int]:
+            return {m.group(1): int(m.group(2)) for line in lines
+                    for m in header.finditer(line)}
+
+        screen.wait(lambda lines: headers(lines).keys() == set("abc") and
+                    min(headers(lines).values()) >= 20, what="every pane's header, current",
+                    timeout=3)
+        screen.resize(rows=15, columns=60)
+        screen.wait(lambda lines: "of 3" in "\n".join(lines),
+                    what="the grid paged at 60x15 (a pane needs its header and three lines)",
+                    timeout=5)
+        screen.resize(rows=30, columns=120)
+        screen.wait(lambda lines: "of 3" not in "\n".join(lines) and
+                    headers(lines).keys() == set("abc"),
+                    what="the three panes back at 120x30", timeout=5)
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

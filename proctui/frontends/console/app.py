@@ -60,6 +60,17 @@ def _css_path() -> Path:
     return path
 
 
+class PaneArea(Container):
+    """The panes' room. The grid's page is worked out from its size, which is known only
+    once the screen is laid out again: at the app's own resize it is still the old one
+    (a grid of three panes stayed at 60x15, and a page of one at 120x30 again)."""
+
+    def on_resize(self) -> None:
+        relayout = getattr(self.app, "_relayout", None)
+        if callable(relayout):
+            relayout()
+
+
 class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
@@ -100,6 +111,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._seen: dict[str, int] = {v.name: 0 for v in self.views}
         self._active: set[str] = set()
         self._tick_key: tuple[object, ...] = ()
+        self._layout_seq = 0  # a pane shown since the last tick is drawn at the next
         self._next: Timer | None = None
         self._next_due = 0.0
         self._last_tick = 0.0
@@ -115,7 +127,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.hint:
             yield Hint(id="hint")
         yield Static(id="grid-info")
-        with Container(id="panes"):
+        with PaneArea(id="panes"):
             # The selected process's pane; the others are made when first shown (or
             # asked for): 25 panes mounted, styled and hidden cost the first frame.
             if self.views:
@@ -169,6 +181,11 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
     def on_resize(self) -> None:
         self._layout()
 
+    def _relayout(self) -> None:
+        """The panes' room changed size (PaneArea): the grid's page again, drawn."""
+        self._layout()
+        self.tick()
+
     def _layout(self) -> None:
         """Which panes show: the selected one, or the page of the grid that holds it
         (never a pane too small for its header and three lines)."""
@@ -200,6 +217,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         for name, pane in self.panes.items():
             pane.display = name in shown
             pane.set_class(self.grid and name == selected, "-selected")
+        self._layout_seq += 1  # the next tick draws every pane now shown
 
     # -- the steady pull from the core ------------------------------------------------
 
@@ -254,7 +272,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self._frozen is None:
             self._soon(next_change(self.views, now))  # when a figure on screen next moves
         key = (self.core.changes(), clock_face(self.views, now), self.selected,
-               self.quitting, self.hangup, len(self.screen_stack), self._frozen)
+               self.quitting, self.hangup, len(self.screen_stack), self._frozen,
+               self._layout_seq)
         if key == self._tick_key and not self.questions.since:
             return
         self._tick_key = key
