@@ -176,3 +176,19 @@ cmd = [{toml_str(PY)}, "-c", "print('first'); print('second')"]
     assert last.stdout == "second\n"
     missing = proctui("logs", "nope", "--run-dir", str(run_dir), cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+
+
+def test_up_counts_its_own_processes_not_an_earlier_runs_leftover():
+    """After a SIGKILLed supervisor, the next up adopts the survivor to stop it: "3 of 2
+    processes started" counted it among the config's own."""
+    from proctui.core.life.outcome import OutcomeKind
+    from proctui.core.life.stop import Phase
+    from proctui.frontends.answers import up_report
+    from tests.fake_core import outcome, view
+
+    views = [view("quiet (leftover)", Phase.ENDED, leftover=True,
+                  outcome=outcome(OutcomeKind.STOPPED, "stopped after 0.0s: exit code 0")),
+             view("quiet", Phase.RUNNING), view("chatty", Phase.RUNNING, pid=4122)]
+    started, lines, failures = up_report(views)
+    assert started == 2 and not failures
+    assert lines == ["quiet (leftover): stopped after 0.0s: exit code 0"]

@@ -144,6 +144,11 @@ def up_report(views: Sequence[ProcessView]) -> tuple[int, list[str], list[str]]:
     """(processes started, lines for stdout, failures for stderr), once settled."""
     started, lines, failures = 0, [], []
     for v in views:
+        if v.leftover:
+            # An earlier run's process, not one of these: said, never counted as started.
+            lines.append(f"{v.name}: {v.outcome.text}" if v.outcome is not None else
+                         f"{v.name}: an earlier run's process, stopped before its copy")
+            continue
         o = v.outcome
         if o is not None and o.kind is OutcomeKind.FAILED_TO_START:
             failures.append(f"{v.name}: {o.text}")
