@@ -203,6 +203,7 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     """Draw a run's timeline from its journal: one lane per process, its phases, the
     signals sent and the decisions made."""
     import shutil
+    import time
 
     from proctui.core.store.journal import NAME, PREVIOUS, BadLine, Unreadable, read_file
     from proctui.core.store.rundir import default_run_dir
@@ -230,7 +231,8 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
         _fail(f"{shown}: too large to draw in the memory available")
     if builder.start > builder.end:
         _fail(f"{shown}: no journal entries")
-    picture = builder.picture()
+    # The current run, its supervisor still running: drawn up to now.
+    picture = builder.picture(time.time() if not previous and builder.live() else None)
     if output is not None:
         try:
             output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"),

@@ -220,3 +220,34 @@ def test_long_names_leave_room_for_the_lane():
     picture = pictures.build([{"t": 0.0, "kind": "start", "name": "n" * 200},
                               {"t": 1.0, "kind": "stop", "name": "n" * 200}])
     assert all(len(line) <= 80 for line in pictures.text(picture, 80))
+
+
+def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
+    """Three processes started within milliseconds and running since: the picture runs to
+    now ("2.5s in all" and more), each lane drawn, not to the last entry ("0.0s in all",
+    the lanes scaled to those milliseconds and the last one empty). A finished run, or
+    the previous one, ends at its last entry."""
+    import re
+    import time
+
+    run_dir = tmp_path / "run"
+    up = proctui("up", "--run-dir", run_dir, *(f"{n}=sleep 100" for n in "abc"))
+    assert up.returncode == 0, up.stderr.decode()
+    try:
+        began = time.monotonic()
+        while time.monotonic() - began < 2.5:  # what is measured is time going by
+            time.sleep(0.1)
+        got = proctui("timeline", "--run-dir", run_dir, "--width", "80")
+        assert got.returncode == 0, got.stderr.decode()
+        span = re.search(r"([0-9.]+)s in all", got.stdout.decode())
+        assert span and float(span.group(1)) >= 2.5, got.stdout.decode()
+        lanes = {line.split("│")[0].strip(): line for line in got.stdout.decode().splitlines()
+                 if "│" in line}
+        assert set(lanes) >= {"a", "b", "c"}, got.stdout.decode()
+        assert all("─" in lanes[n] for n in "abc"), got.stdout.decode()  # each running, drawn
+    finally:
+        down = proctui("down", "--run-dir", run_dir)
+    assert down.returncode == 0, (down.stdout + down.stderr).decode()
+    ended = proctui("timeline", "--run-dir", run_dir, "--width", "80")
+    span = re.search(r"([0-9.]+)s in all", ended.stdout.decode())
+    assert span and float(span.group(1)) < 60, ended.stdout.decode()

@@ -9,6 +9,7 @@ also what the console shows on its timeline key.
 from __future__ import annotations
 
 import math
+import os
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -153,12 +154,23 @@ class Builder:
         self.commands: deque[tuple[float, str]] = deque(maxlen=MAX_COMMANDS)
         self.commands_seen = 0
         self.shutdown: tuple[float, str] | None = None
+        self.latest: tuple[float, float] | None = None  # the newest entry's t and wall
+        self.closed = False  # an "end" entry: the supervisor closed its journal
+        self.pid: int | None = None  # the supervisor's, from its "begin" entry
 
     def add(self, e: dict[str, object]) -> None:
         t = _number(e.get("t"))
         if t is None:
             return
+        wall = _number(e.get("wall"))
+        if t >= self.end and wall is not None:
+            self.latest = (t, wall)
         self.start, self.end = min(self.start, t), max(self.end, t)
+        if e.get("kind") == "end":
+            self.closed = True
+        elif e.get("kind") == "begin":
+            pid = e.get("pid")
+            self.pid = pid if type(pid) is int and pid > 0 else None
         if e.get("kind") == "command":
             self.commands_seen += 1
             self.commands.append((t, _command(e)))
@@ -177,8 +189,27 @@ class Builder:
             ln = self.lanes[name] = Lane(name)
         _step(ln, t, e)
 
-    def picture(self) -> Picture:
+    def live(self) -> bool:
+        """Its supervisor still runs: no "end" entry, and the pid of "begin" is alive."""
+        if self.closed or self.pid is None:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True  # there, another user's (EPERM): taken as alive
+        return True
+
+    def picture(self, now_wall: float | None = None) -> Picture:
+        """``now_wall`` (time.time()) for a run still going: the lanes go on to now, not
+        to the last entry (three processes started 25 ms apart and running for a minute
+        were drawn as "0.0s in all"). Measured from the newest entry by the wall clock,
+        as the entries' own clock may be another machine's."""
         start, end = (self.start, self.end) if self.start <= self.end else (0.0, 1.0)
+        if now_wall is not None and self.latest is not None:
+            t, wall = self.latest
+            end = max(end, t + max(0.0, now_wall - wall))
         for ln in self.lanes.values():
             ln.switch(end, None)
         return Picture(list(self.lanes.values()), start, max(end, start + 0.001),
@@ -196,11 +227,11 @@ def _command(e: dict[str, object]) -> str:
     return f"{what}  uid {visible(e.get('uid'), 12)}{via}"
 
 
-def build(entries: Iterable[dict[str, object]]) -> Picture:
+def build(entries: Iterable[dict[str, object]], now_wall: float | None = None) -> Picture:
     builder = Builder()
     for e in entries:
         builder.add(e)
-    return builder.picture()
+    return builder.picture(now_wall)
 
 
 def _step(ln: Lane, t: float, e: dict[str, object]) -> None:

@@ -150,13 +150,16 @@ class PaneActions(_Base):
         self.push_screen(HelpScreen(self.read_only))
 
     def action_timeline(self) -> None:
+        import time
+
         from proctui.frontends import timeline
 
         entries = self.core.journal()
         if not entries:
             self.notify("Nothing in the journal yet", markup=False)
             return
-        picture = timeline.build(entries)
+        # A run still going is drawn up to now (a console on a finished run: to its end).
+        picture = timeline.build(entries, None if self.core.all_ended() else time.time())
         from proctui.frontends.console.dialogs import TimelineScreen
 
         self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
