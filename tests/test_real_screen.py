@@ -461,3 +461,26 @@ def test_the_grid_draws_every_pane_at_once_and_again_at_a_new_size(installed, tm
         screen.finish()
     finally:
         screen.close()
+
+
+def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
+    """Labels are padded to 20 columns at most: a 43-character name padded every label to
+    43, left 14 columns beside it, and the summary went unfolded, cut mid-word by the
+    terminal. Only the name itself, longer than the room, may run past the edge."""
+    import re
+
+    name = "a-rather-long-process-name-for-testing-wrap"
+    screen = console(installed, tmp_path, f"{name}=sleep 100", "short=sleep 100",
+                     rows=15, columns=60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"q")
+        assert screen.finish() == 0
+        tail = screen.pty.screen.decode(errors="replace").rsplit("summary:", 1)[1]
+        printed = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).rstrip("\r")
+                   for line in tail.split("\n")]
+        assert all(len(line) <= 60 for line in printed if name not in line), printed
+        words = " ".join(line.split("|", 1)[-1] for line in printed).split()
+        assert words.count("SIGTERM") == 2 and words.count("terminated") == 2, printed
+    finally:
+        screen.close()

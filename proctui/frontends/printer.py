@@ -25,12 +25,18 @@ def use_colour(stream: TextIO) -> bool:
         return False
 
 
+LABEL_MAX = 20  # columns a name's label is padded to, at most
+
+
 class Printer:
     """Formats lines with padded names into a Writer (or, in tests, any text stream)."""
 
     def __init__(self, names: Sequence[str], out: TextIO | Writer, colour: bool) -> None:
         self.out = out
-        self.width = max(len(n) for n in [*names, "proctui"])
+        # Names are padded to the longest, up to LABEL_MAX: a 43-character name left a
+        # 60-column terminal 14 columns beside every label, and the summary (folded to
+        # fit beside it) was cut mid-word there. A longer name is written whole.
+        self.width = min(LABEL_MAX, max(len(n) for n in [*names, "proctui"]))
         self.colour = colour
         self._prefix: dict[str, str] = {}
         self._index = {name: i for i, name in enumerate(names)}
