@@ -484,3 +484,25 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
         assert words.count("SIGTERM") == 2 and words.count("terminated") == 2, printed
     finally:
         screen.close()
+
+
+def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp_path):
+    """d, z, s under a question (the key bar below still shows them) did nothing and said
+    nothing: each now says the question comes first, and still nothing is done."""
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
+                     "stub=trap '' TERM; while :; do sleep 0.2; done"], tmp_path, 30, 120)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")  # armed
+        for key in ("d", "z", "s"):
+            screen.press(key.encode())
+            screen.wait_text(f"{key}: a question is open first", timeout=10)
+        assert "stop timeout reached" in screen.text() and "panes" not in screen.text()
+        screen.press(b"K")
+        screen.wait_text("killed with SIGKILL")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

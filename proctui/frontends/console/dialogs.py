@@ -137,6 +137,13 @@ class AskScreen(ModalScreen[Decision]):
             self.amount, self._typed = self.amount[:-1], True
             event.stop()
             self._draw()
+        elif event.key not in _ANSWERS and event.key not in _MOVES:
+            # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
+            event.stop()
+            self.notify(f"{event.key}: a question is open first: {_k('kill')} kill · "
+                        f"{_k('extend')} extend · {_k('abandon')} abandon · "
+                        f"{_k('wait')} wait · {find('later', DIALOG).shown} later (then "
+                        f"{event.key})", severity="warning", markup=False, timeout=4)
 
     _typed = False  # the first digit replaces the step; later ones add to it
 
@@ -171,6 +178,10 @@ class AskScreen(ModalScreen[Decision]):
 
 def _k(choice: str) -> str:
     return find(f"choose('{choice}')", DIALOG).shown
+
+
+_ANSWERS = {k for key in DIALOG for k in key.keys.split(",")}
+_MOVES = {"tab", "shift+tab", "enter", "space", "left", "right", "up", "down", "ctrl+p"}  # buttons
 
 
 BOX_WIDTH = 76  # the widest a dialog grows: a line longer than that is hard to read
