@@ -208,6 +208,7 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     from proctui.core.store.journal import NAME, PREVIOUS, BadLine, Unreadable, read_file
     from proctui.core.store.rundir import default_run_dir
     from proctui.frontends import timeline as pictures
+    from proctui.frontends.answers import held
 
     directory = run_dir or _run_dir_of(file)
     path = directory / (PREVIOUS if previous else NAME)
@@ -231,8 +232,9 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
         _fail(f"{shown}: too large to draw in the memory available")
     if builder.start > builder.end:
         _fail(f"{shown}: no journal entries")
-    # The current run, its supervisor still running: drawn up to now.
-    picture = builder.picture(time.time() if not previous and builder.live() else None)
+    # The current run, its supervisor still holding the run directory: drawn up to now.
+    picture = builder.picture(time.time() if not previous and held(directory / "lock")
+                              else None)
     if output is not None:
         try:
             output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"),

@@ -147,7 +147,7 @@ def up_report(views: Sequence[ProcessView]) -> tuple[int, list[str], list[str]]:
         if v.leftover:
             # An earlier run's process, not one of these: said, never counted as started.
             lines.append(f"{v.name}: {v.outcome.text}" if v.outcome is not None else
-                         f"{v.name}: an earlier run's process, stopped before its copy")
+                         f"{v.name}: an earlier run's process, {v.phase.value}")
             continue
         o = v.outcome
         if o is not None and o.kind is OutcomeKind.FAILED_TO_START:
@@ -249,7 +249,7 @@ def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int 
         path = locate(file, run_dir)
     except Exception:
         return False
-    if _held(path / "lock"):
+    if held(path / "lock"):
         return False  # a supervisor holds the run directory (even a stopped one): ask it
     log = path / DIRECTORY / log_name(name)
     if not log.is_file():
@@ -261,7 +261,7 @@ def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int 
     return True
 
 
-def _held(lock: Path) -> bool:
+def held(lock: Path) -> bool:
     """Does a supervisor hold this run directory's lock? Asked without waiting on it: a
     stopped supervisor is found here at once, and its client says it is not answering."""
     import fcntl

@@ -334,7 +334,6 @@ def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
         raise NoSupervisor("attach needs a terminal (use proctui status or logs in scripts)")
     if conn.run_dir is not None:  # its end is the end, not a reason to redial
         dial = local_dial(conn.run_dir, conn.timeout, read_only)
-    if conn.run_dir is not None:
         again = ["--run-dir", str(conn.run_dir)]
     words = shlex.join(["proctui", "attach", *(again or []),
                         *(["--read-only"] if read_only else [])])

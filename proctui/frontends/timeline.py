@@ -9,7 +9,6 @@ also what the console shows on its timeline key.
 from __future__ import annotations
 
 import math
-import os
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -154,8 +153,6 @@ class Builder:
         self.commands_seen = 0
         self.shutdown: tuple[float, str] | None = None
         self.latest: tuple[float, float] | None = None  # the newest entry's t and wall
-        self.closed = False  # an "end" entry: the supervisor closed its journal
-        self.pid: int | None = None  # the supervisor's, from its "begin" entry
 
     def add(self, e: dict[str, object]) -> None:
         t = _number(e.get("t"))
@@ -165,11 +162,6 @@ class Builder:
         if t >= self.end and wall is not None:
             self.latest = (t, wall)
         self.start, self.end = min(self.start, t), max(self.end, t)
-        if e.get("kind") == "end":
-            self.closed = True
-        elif e.get("kind") == "begin":
-            pid = e.get("pid")
-            self.pid = pid if type(pid) is int and pid > 0 else None
         if e.get("kind") == "command":
             self.commands_seen += 1
             self.commands.append((t, _command(e)))
@@ -187,18 +179,6 @@ class Builder:
                 return
             ln = self.lanes[name] = Lane(name)
         _step(ln, t, e)
-
-    def live(self) -> bool:
-        """Its supervisor still runs: no "end" entry, and the pid of "begin" is alive."""
-        if self.closed or self.pid is None:
-            return False
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True  # there, another user's (EPERM): taken as alive
-        return True
 
     def picture(self, now_wall: float | None = None) -> Picture:
         """``now_wall`` (time.time()) for a run still going: the lanes go on to now, not

@@ -178,9 +178,6 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
             self.set_timer(self.stop_after, lambda: self.quitting or self._begin_quit(
                 Why.STOP_AFTER, f"--stop-after {self.stop_after:g}s"))
 
-    def on_resize(self) -> None:
-        self._layout()
-
     def _relayout(self) -> None:
         """The panes' room changed size (PaneArea): the grid's page again, drawn."""
         self._layout()
