@@ -3,6 +3,7 @@ real children, its real server, and raw sockets or real clients talking to it.""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -634,3 +635,39 @@ def test_a_flood_of_refused_connections_is_one_notice(served):
     wait_until(lambda: s.server._refusals[65534][1] == 199, what="all 200 refused")
     assert len(refusals()) == 1, refusals()
     assert s.view("a").phase is Phase.RUNNING
+
+
+class _Collected:
+    """A client's writer that keeps what a push wrote."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+def test_a_client_behind_the_scrollback_gets_the_newest_lines_at_once(served):
+    """30,000 lines landed while it was 20,000 behind what the scrollback holds: its next
+    push ends at the newest line (the end of a flood shows at once), counting the rest as
+    missed. One that missed nothing still gets the oldest held first, losing nothing."""
+    code = ("import sys,time\nsys.stdout.write(''.join(f'line {i}\\n' for i in range(30000)))"
+            "\nsys.stdout.flush()\ntime.sleep(60)\n")
+    s = served([pyspec("burst", code, scrollback=20000)])
+    buf = s.sup.buffer("burst")
+    wait_until(lambda: buf.output_total == 30000, timeout=30, what="the burst")
+
+    def push(start: int) -> dict:  # type: ignore[type-arg]
+        writer = _Collected()
+        c = slots.Client(writer=writer, pid=0, sent={"burst": start},  # type: ignore[arg-type]
+                         partial={"burst": "\0"}, cleared={"burst": -1})
+        asyncio.run(s.server._push(c))
+        return next(m for m in _messages(writer.data) if m.get("t") == "out")
+
+    behind = push(0)
+    assert behind["l"][-1] == "line 29999"
+    assert behind["d"] == behind["f"] > 0, "what it missed is counted"
+    oldest = buf.mark().first
+    caught_up = push(oldest)
+    assert caught_up["f"] == oldest and caught_up["d"] == 0
+    assert caught_up["l"][0] == buf.read(oldest, 1).lines[0]

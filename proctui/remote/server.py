@@ -9,7 +9,8 @@ changed (at most PUSH_HZ times a second), the views that changed, the state if i
 changed, and the output it asked for. Nothing is queued per client: each push is read
 fresh from the core's snapshots and buffers, so a client that fell behind is brought up
 to date by its next push, and the lines that left the scrollback meanwhile are counted
-as dropped. A push waits while the client's unread bytes exceed HIGH_WATER.
+as dropped (one that fell behind the scrollback gets the newest lines at once, not the
+oldest still held). A push waits while the client's unread bytes exceed HIGH_WATER.
 
 Requests are decoded by the command table and carried out by dispatch.py; slots.py
 keeps a client that does nothing from holding a slot, pages.py bounds every reply, and
@@ -46,6 +47,7 @@ SOCKET = wire.SOCKET
 PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
 BATCH = 256 << 10  # bytes of output in one push (more follow at the next tick)
+LINES_PER_PUSH = 5000  # of one process, in one push
 MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
@@ -284,8 +286,13 @@ class Server:
             if (mark.total == start and mark.partial == c.partial[name]
                     and mark.cleared_before == c.cleared[name]):
                 continue
-            # From the oldest line still held, if this client fell that far behind.
-            got = buf.read(max(start, mark.first), 5000)
+            first = max(start, mark.first)
+            if start < mark.first:
+                # It fell behind the scrollback, so it misses lines whatever we send: the
+                # newest first. From the oldest held, the end of a flood came a push (50
+                # ms) later, and an attached console drew it a tick (100 ms) after that.
+                first = max(first, mark.total - LINES_PER_PUSH)
+            got = buf.read(first, LINES_PER_PUSH)
             c.sent[name] = got.first + len(got.lines)
             c.partial[name] = got.partial
             c.cleared[name] = mark.cleared_before
