@@ -506,3 +506,34 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
         screen.finish()
     finally:
         screen.close()
+
+
+def test_the_key_bar_offers_what_acts_on_the_selected_process_now(installed, tmp_path):
+    """The bar offered s K e a for a process that had ended (each answered "nothing to
+    ..."), never S, which starts it; said "q Quit" while q would kill everything; and at
+    120 columns left out p, f and w with room to spare."""
+    screen = console(installed, tmp_path, f"slow={SLOW_STOP}", "once=true",
+                     rows=30, columns=120)
+
+    def bar(lines: list[str]) -> str:
+        return lines[-1]
+
+    try:
+        screen.wait(lambda lines: "s Stop" in bar(lines), what="the bar of a running process")
+        shown = bar(screen.lines())
+        for item in ("q Quit", "r Restart", "K Kill", "a Abandon", "p Pick", "f Follow",
+                     "w Wrap", "? Help"):
+            assert item in shown, shown
+        assert "e Extend" not in shown and "S Start" not in shown, shown
+        screen.press(b"2")
+        screen.wait(lambda lines: "S Start" in bar(lines), what="S Start for the ended one")
+        shown = bar(screen.lines())
+        assert "s Stop" not in shown and "K Kill" not in shown and "e Extend" not in shown
+        screen.press(b"1q")
+        screen.wait(lambda lines: "q Kill all" in bar(lines) and "e Extend" in bar(lines),
+                    what="q Kill all, and e Extend for the one stopping")
+        shown = bar(screen.lines())
+        assert "K Kill" in shown and "s Stop" not in shown and "r Restart" not in shown, shown
+        assert screen.finish() == 0
+    finally:
+        screen.close()

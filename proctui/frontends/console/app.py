@@ -115,6 +115,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._next: Timer | None = None
         self._next_due = 0.0
         self._last_tick = 0.0
+        self._bar_keys = keys.MAIN  # the console's kind of bar; the tick fits it to now
         self._matches: list[int] = []
         self._match_index = -1
         self.panes = Panes(self._make_pane)
@@ -156,10 +157,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.hint:
             self.query_one(Hint).items = self.hint
         self._close_search()
+        self._bar = self.query_one(KeyBar)
         if self.attached is not None:
-            bar = self.query_one(KeyBar)
-            bar.keys = keys.read_only_bar() if self.read_only else keys.attached_bar()
-            bar.note = "read-only view" if self.read_only else ""
+            self._bar_keys = keys.read_only_bar() if self.read_only else keys.attached_bar()
+            self._bar.note = "read-only view" if self.read_only else ""
         self._layout()
         self.core.listen(self._poked)
         self.tick()
@@ -298,6 +299,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._panel.display = self.quitting
         if self.quitting:
             self._panel.show(views, now)
+        self._bar.keys = keys.bar_now(self._bar_keys, self.selected_view.phase
+                                      if views else None, self.quitting)
         self._ask(views, now)
         if self.hangup is not None and not self.quitting:
             self._begin_quit(Why.HANGUP, f"received {self.hangup}"

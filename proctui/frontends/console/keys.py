@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from proctui.core.life.stop import Phase
+
 if TYPE_CHECKING:
     from textual.binding import Binding
 
@@ -31,18 +33,18 @@ MAIN: tuple[Key, ...] = (
     Key("select_index", "1,2,3,4,5,6,7,8,9", "1-9", "Number", "select a process by its number",
         "Select"),
     Key("pick", "p", "p", "Pick", "pick a process by name: type part of it, Enter selects "
-        "(any number of processes)", "Select"),
+        "(any number of processes)", "Select", bar=13),
     Key("stop", "s", "s", "Stop", "stop it: its stop signal, then the countdown", "Process",
         bar=2),
-    Key("start", "S", "S", "Start", "start it again once it has ended", "Process"),
-    Key("restart", "r", "r", "Restart", "restart it", "Process"),
-    Key("kill", "K", "K", "Kill", "kill it now: SIGKILL to its whole group", "Process", bar=3),
+    Key("start", "S", "S", "Start", "start it again once it has ended", "Process", bar=3),
+    Key("restart", "r", "r", "Restart", "restart it", "Process", bar=4),
+    Key("kill", "K", "K", "Kill", "kill it now: SIGKILL to its whole group", "Process", bar=5),
     Key("extend", "e", "e", "Extend", "move its deadline later by extend_step", "Process",
-        bar=4),
+        bar=6),
     Key("abandon", "a", "a", "Abandon", "abandon it: leave it running (asks first)",
-        "Process", bar=5),
+        "Process", bar=7),
     Key("adopt", "A", "A", "Adopt", "adopt a held leftover: watch it, stop it on quit",
-        "Process"),
+        "Process", bar=8),
     Key("quit", "q", "q", "Quit", "stop everything with countdowns, then exit (again: kill "
         "all); in an attached console it asks, and detach is the default", "Quit", bar=1),
     Key("quit", "ctrl+c,ctrl+q", "^c ^q", "Quit", "the same as q", "Quit", priority=True),
@@ -52,11 +54,11 @@ MAIN: tuple[Key, ...] = (
         "running under the supervisor", "Quit"),
     Key("stop_all_now", "X", "X", "Stop all now", "stop everything now, not waiting for "
         "dependents to stop first", "Quit"),
-    Key("zoom", "z", "z", "Layout", "one large pane, or a grid of panes", "View", bar=6),
-    Key("follow", "f", "f", "Follow", "follow new output, or hold still", "View"),
-    Key("wrap", "w", "w", "Wrap", "wrap long lines, or cut them", "View"),
+    Key("zoom", "z", "z", "Layout", "one large pane, or a grid of panes", "View", bar=11),
+    Key("follow", "f", "f", "Follow", "follow new output, or hold still", "View", bar=14),
+    Key("wrap", "w", "w", "Wrap", "wrap long lines, or cut them", "View", bar=15),
     Key("search", "slash", "/", "Search", "search the pane (n older, N newer match)", "View",
-        bar=7),
+        bar=12),
     Key("next_match(-1)", "n", "n", "Older", "the older search match", "View"),
     Key("next_match(1)", "N", "N", "Newer", "the newer search match", "View"),
     Key("clear", "c", "c", "Clear", "clear the pane", "View"),
@@ -66,7 +68,7 @@ MAIN: tuple[Key, ...] = (
     Key("home", "home", "Home", "Top", "the oldest line kept", "View"),
     Key("end", "end", "End", "End", "the newest line, and follow again", "View"),
     Key("timeline", "t", "t", "Timeline", "the timeline of this run so far", "View"),
-    Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=8),
+    Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=16),
 )
 
 # The decision at a stop deadline. Nothing destructive answers Enter or Escape.
@@ -155,6 +157,34 @@ def read_only_bar() -> tuple[Key, ...]:
 
     return tuple(replace(k, bar=0) if k.action in ACTS else k
                  for k in attached_bar())
+
+
+# The process keys the bar offers for the selected process, by its phase: only those that
+# would act on it now. The bar offered s K e a for a process that had ended (each answered
+# "nothing to stop") and never S, which would have started it.
+_RUNNING = ("stop", "restart", "kill", "abandon")
+_STOPPING = ("kill", "extend", "abandon")
+OFFERED: dict[Phase, tuple[str, ...]] = {
+    Phase.WAITING: ("stop",), Phase.STARTING: _RUNNING, Phase.RUNNING: _RUNNING,
+    Phase.STOPPING: _STOPPING, Phase.DECIDING: _STOPPING, Phase.KILLING: _STOPPING,
+    Phase.BACKOFF: ("stop", "restart"), Phase.HELD: ("stop", "abandon", "adopt"),
+    Phase.ENDED: ("start", "restart")}
+_PROCESS = frozenset(a for offered in OFFERED.values() for a in offered)
+
+
+def bar_now(keys: tuple[Key, ...], phase: Phase | None, quitting: bool) -> tuple[Key, ...]:
+    """``keys`` as the bar shows them now: the process keys that act on the selected
+    process in ``phase`` (none without one), and q named for what it does while quitting
+    (it asks to kill everything still stopping)."""
+    from dataclasses import replace
+
+    offered = OFFERED.get(phase, ()) if phase is not None else ()
+    if quitting:
+        offered = tuple(a for a in offered if a not in ("start", "restart"))
+    return tuple(replace(k, bar=0) if k.bar and k.action in _PROCESS and
+                 k.action not in offered else
+                 replace(k, label="Kill all") if quitting and k.action == "quit" and k.bar
+                 else k for k in keys)
 
 
 def find(action: str, keys: tuple[Key, ...] = MAIN) -> Key:
