@@ -707,3 +707,15 @@ async def test_with_wrap_on_the_end_of_the_scroll_range_shows_the_last_line():
         view.wrap = False
         await pilot.pause(0.05)
         assert view.max_scroll_y == 50 - view.scrollable_content_region.height
+
+
+async def test_a_key_bound_to_nothing_is_answered_once_per_burst():
+    """0 held down (its repeats) is one answer, not a stack of them; another key is
+    answered at once."""
+    async with console([pyspec("web", POLITE)]) as (app, pilot, _sup):
+        await pilot.press(*"00000")
+        await pilot.press("x")
+        await pilot.pause(0.2)
+        said = [n.message for n in app._notifications]
+        assert said == ["0: no key does that here · ? lists every key",
+                        "x: no key does that here · ? lists every key"], said

@@ -211,8 +211,8 @@ def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
 
 
 def test_every_key_is_answered_on_screen(installed, tmp_path):
-    """9 with three processes, k on the first row, j on the last, and w all say what
-    happened; k does not jump round to the last row."""
+    """9 with three processes, 0 (bound to nothing), k on the first row, j on the last,
+    and w all say what happened; k does not jump round to the last row."""
     screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
                      rows=24, columns=80)
     try:
@@ -220,6 +220,8 @@ def test_every_key_is_answered_on_screen(installed, tmp_path):
                     what="the first row selected")
         screen.press(b"9")
         screen.wait_text("no process 9: there are 3")
+        screen.press(b"0")  # bound to nothing: it did nothing and said nothing
+        screen.wait_text("0: no key does that here")
         screen.press(b"k")
         screen.wait_text("a is the first process")
         assert any(line.startswith("1▶") for line in screen.lines()), screen.text()

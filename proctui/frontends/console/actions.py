@@ -6,6 +6,7 @@ the app, kept apart so that each module holds one idea. Every key that acts asks
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from textual import events
 from proctui.core.life.stages import Why
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Reply
+from proctui.frontends.console import keys
 
 if TYPE_CHECKING:
     from textual.widgets import Input
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
     _Base = ProctuiApp
 else:
     _Base = object
+
+
+UNBOUND_QUIET = 2.0  # seconds: a held key (its repeats) is answered once
 
 
 class ProcessActions(_Base):
@@ -99,6 +104,7 @@ class ProcessActions(_Base):
 
 
 class PaneActions(_Base):
+    _unbound: tuple[str, float] = ("", 0.0)  # the last unbound key answered, and when
     def with_panes(self, views: list[ProcessView]) -> list[ProcessView]:
         """``views``; a reload adds and removes processes: the panes of those removed go
         (those added get theirs when first shown)."""
@@ -208,6 +214,19 @@ class PaneActions(_Base):
         if event.key == "escape" and self._search is not None and self._search.display:
             self._close_search()
             event.stop()
+            return
+        # A key bound to nothing (0, x, space...) did nothing and said nothing: the operator
+        # could not tell a dead key from a slow console. Said once per burst of repeats.
+        if (event.is_printable and len(self.screen_stack) == 1
+                and event.key not in self.active_bindings
+                and (self._search is None or self.focused is not self._search)):
+            shown = "space" if event.key == "space" else event.character or event.key
+            now = time.monotonic()
+            last_key, last_at = self._unbound
+            if shown != last_key or now - last_at >= UNBOUND_QUIET:
+                self.notify(f"{shown}: no key does that here · {keys.shown('help')} lists "
+                            "every key", timeout=3, markup=False)
+            self._unbound = (shown, now)
 
     def action_next_match(self, direction: int) -> None:
         if not self._matches:
