@@ -539,3 +539,37 @@ def test_the_key_bar_offers_what_acts_on_the_selected_process_now(installed, tmp
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_a_narrow_pane_header_keeps_the_outcome_and_the_countdown(installed, tmp_path):
+    """A grid cell at 80 columns read "exited  pid 11157  exit…" and a pane at 60 columns
+    "stopping  pid 13428  7.1s": the pid (in the table anyway) and the state the outcome
+    repeats now give way to the exit code and the countdown."""
+    screen = console(installed, tmp_path, "web-frontend=sleep 100", "migrate=exit 3",
+                     "ok=true", "worker=sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("exit code 3 (")
+        screen.press(b"z")
+        screen.wait(lambda lines: any("migrate" in line and "exit code 3" in line
+                                      and "│" in line for line in lines),
+                    what="the exit code in migrate's cell")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run2"), "--stop-timeout", "30",
+                     "payments-gateway-worker=trap '' TERM; while :; do sleep 0.2; done"],
+                    tmp_path, 15, 60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait(lambda lines: any(line.startswith(" ◐ payments-gateway-worker")
+                                      and "SIGKILL in" in line for line in lines),
+                    what="the countdown in the pane's header")
+        screen.press(b"K")
+        screen.wait_text("killed with SIGKILL")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

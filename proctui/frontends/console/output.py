@@ -14,26 +14,16 @@ from collections.abc import Callable
 
 from rich.console import Console
 from rich.style import Style
-from rich.text import Text
 from textual.containers import Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
-from proctui.core.life.stop import Phase
 from proctui.core.output.lines import OutputBuffer, Stream
 from proctui.core.view import ProcessView
+from proctui.frontends.console.header import PaneHeader
 from proctui.frontends.console.lines_draw import LineDrawer, exact_rows
-from proctui.frontends.console.render import (
-    countdown,
-    countdown_text,
-    fit,
-    look,
-    restart_words,
-    running_words,
-)
 from proctui.frontends.console.wrapped_rows import ScrollRows
 
 COUNT_EVERY = 0.05  # seconds between rounds of counting estimated lines exactly
@@ -298,47 +288,6 @@ class OutputView(ScrollView, can_focus=False):
     def text(self) -> str:
         """What the pane shows, as plain text (for tests and screen readers)."""
         return "\n".join(strip.text for strip in self._rows)
-
-
-class PaneHeader(Widget):
-    """Name, state and, while stopping, the live countdown with its bar."""
-
-    DEFAULT_CSS = "PaneHeader { height: 1; }"
-
-    view: reactive[ProcessView | None] = reactive(None, layout=False)
-    now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
-    note: reactive[str] = reactive("")
-
-    def render(self) -> Text:
-        view = self.view
-        if view is None:
-            return Text("")
-        now = self.now
-        lk = look(view)
-        text = Text()
-        text.append(f" {lk.mark} ", style=lk.style)
-        text.append(view.name, style="bold")
-        text.append(f"  {lk.label}", style=lk.style)
-        if view.pid:
-            text.append(f"  pid {view.pid}", style="dim")
-        text.append("  ")
-        room = max(0, self.size.width - text.cell_len - len(self.note) - 2)
-        cd = countdown(view, now)
-        if cd is not None:
-            text.append_text(countdown_text(cd, room, short=len(cd.text) + 8 > room))
-        elif view.phase is Phase.ENDED and view.outcome is not None:
-            text.append_text(fit(Text(view.outcome.text, style=lk.style), room))
-        elif view.phase is Phase.RUNNING and view.started_at is not None:
-            text.append_text(fit(Text(running_words(view, now)), room))
-        elif view.phase is Phase.BACKOFF and view.restart_at is not None:
-            text.append_text(fit(Text(restart_words(view, now)), room))
-        elif view.phase is Phase.WAITING:
-            text.append_text(fit(Text(f"waiting for {', '.join(view.waiting_for)}"), room))
-        else:
-            text.append_text(fit(Text(view.held or ""), room))
-        if self.note:
-            text.append(" " + self.note, style="bold yellow")
-        return text
 
 
 class ProcessPane(Vertical):
