@@ -573,3 +573,37 @@ def test_a_narrow_pane_header_keeps_the_outcome_and_the_countdown(installed, tmp
         screen.finish()
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["attached", "read-only"])
+def test_an_attached_console_shows_a_shutdown_begun_elsewhere(installed, tmp_path, read_only):
+    """`proctui down` from another terminal while a console is attached: the console
+    showed nothing of the shutdown (no panel, no countdown, no why) until it was gone.
+    A read-only console's panel offers only d, which is all it can do."""
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    subprocess.run([proctui, "up", "--run-dir", run_dir, "--stop-timeout", "20",
+                    "slow=trap 'sleep 4; exit 0' TERM; while :; do sleep 0.2; done"],
+                   check=True, capture_output=True, timeout=60)
+    down = None
+    screen = Screen([proctui, "attach", "--run-dir", run_dir,
+                     *(["--read-only"] if read_only else [])], tmp_path, 24, 80)
+    try:
+        screen.wait_text("running")
+        down = subprocess.Popen([proctui, "down", "--run-dir", run_dir],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        screen.wait_text("Quitting")
+        screen.wait_text("proctui down (from")
+        title = next(line for line in screen.lines() if "Quitting" in line)
+        assert ("d detaches" in title) == read_only, title
+        assert ("kill all" in title) != read_only, title
+        assert down.wait(timeout=60) == 0
+    finally:
+        screen.close()
+        if down is None:
+            subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                           timeout=60)
+        else:
+            down.wait(timeout=60)

@@ -298,6 +298,17 @@ class QuitActions(_Base):
         self._send(self.core.stop_all(why=why))
         self.tick()
 
+    def _shutdown_elsewhere(self) -> None:
+        """`proctui down` from another terminal, or (attached) any shutdown of the
+        supervisor: the panel and its countdowns show, as after q (an attached console
+        showed nothing of it), and the console leaves once everything has ended."""
+        why = self.core.shutdown_why
+        if self.quitting or not (why == Why.DOWN.value or (self.attached is not None and
+                                 self.core.shutting_down)):
+            return
+        self._quit_shown(f"{why} (from another terminal)" if why == Why.DOWN.value else
+                         f"the supervisor is shutting down ({why or 'stop everything'})")
+
     def _quit_shown(self, words: str = "") -> None:
         """The console is quitting: the shutdown panel shows, and it leaves once
         everything has ended (the stop itself asked for by the caller, or elsewhere)."""

@@ -161,6 +161,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.attached is not None:
             self._bar_keys = keys.read_only_bar() if self.read_only else keys.attached_bar()
             self._bar.note = "read-only view" if self.read_only else ""
+            self._panel.read_only = self.read_only
         self._layout()
         self.core.listen(self._poked)
         self.tick()
@@ -305,11 +306,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.hangup is not None and not self.quitting:
             self._begin_quit(Why.HANGUP, f"received {self.hangup}"
                              if self.hangup.startswith("SIG") else self.hangup)
-        if not self.quitting and self.attached is None and \
-                self.core.shutdown_why == Why.DOWN.value:
-            # `proctui down` from another terminal: this supervisor goes down, so the
-            # console leaves as after q once everything has ended (and down returns).
-            self._quit_shown("proctui down (from another terminal)")
+        self._shutdown_elsewhere()
         if self.quitting and self.core.all_ended():
             self.exit()
 

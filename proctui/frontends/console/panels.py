@@ -20,6 +20,7 @@ class ShutdownPanel(Widget):
 
     views: reactive[tuple[ProcessView, ...]] = reactive((), layout=True)
     now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
+    read_only = False  # a read-only console's panel offers no key that acts
 
     def show(self, views: list[ProcessView], now: float) -> None:
         self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
@@ -38,6 +39,8 @@ class ShutdownPanel(Widget):
                  f" · {again} again: kill all now · {abandon}: abandon all and exit")
         if len(title) > width:  # one line, always: the rows below must all stay in view
             title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
+        if self.read_only:  # q only detaches there, and Q is refused
+            title = f"Quitting: {count} stopping · {shown('detach')} detaches"
         text.append(title[:width], style="bold")
         name_w = max((len(v.name) for v in self.views), default=4)
         now = self.now
