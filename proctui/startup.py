@@ -11,14 +11,47 @@ Every path that lives on turns the collector back on (``resume``): the console a
 first frame, a headless or detached supervisor once its processes are launched, the
 control socket when it is served (at the latest 2 s after it is bound, should no frame
 ever come), and every other command before it runs. Imported by the command before
-anything else: keep it free of imports beyond ``gc`` (``importlib`` is loaded already)."""
+anything else: keep it free of imports beyond ``gc`` (``importlib`` and ``sys`` are
+loaded already).
+
+It also has asyncio load without ``ssl`` (``_NoTlsForAsyncio``): proctui never speaks TLS,
+and asyncio's own ``import ssl`` (OpenSSL's libraries with it) was 5 ms of every
+supervisor's start on this machine, console or headless."""
 
 from __future__ import annotations
 
 import gc
 import importlib
+import sys
 
 _paused = False
+
+
+class _NoTlsForAsyncio:
+    """A finder that refuses ``ssl`` while asyncio itself is loading, and only then.
+
+    asyncio imports ssl in a ``try`` and takes an ImportError as "no TLS here" (its TLS
+    calls then refuse: proctui makes none). Any other import of ssl, before asyncio or
+    after it, finds the real module.
+
+    Once asyncio is loaded the finder stays on sys.meta_path, answering None (one call
+    per module not yet loaded, well under a microsecond): importlib iterates that very
+    list while it asks each finder, so a finder that removed itself there would make the
+    import that asked skip the finder after it (the builtin modules' one)."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        if name == "ssl" and getattr(getattr(sys.modules.get("asyncio"), "__spec__", None),
+                                     "_initializing", False):
+            raise ModuleNotFoundError("proctui loads asyncio without TLS", name=name)
+        return None
+
+
+def load_asyncio_without_tls() -> None:
+    """Have asyncio load without ssl, if neither is loaded yet."""
+    if "asyncio" not in sys.modules and "ssl" not in sys.modules \
+            and _NoTlsForAsyncio not in sys.meta_path:
+        sys.meta_path.insert(0, _NoTlsForAsyncio)
 
 
 def pause() -> None:
@@ -48,6 +81,7 @@ def paused() -> bool:
 def main() -> None:
     """``proctui``: the command, with the collector paused until the command has started."""
     pause()
+    load_asyncio_without_tls()
     try:
         # By name: the strictly typed layers that turn the collector back on import this
         # module, and need not be checked through every command.

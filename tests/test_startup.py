@@ -118,3 +118,45 @@ def test_resume_is_idempotent_and_leaves_a_collector_it_did_not_stop_alone():
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_asyncio_loads_without_ssl_and_ssl_still_loads_after_it():
+    # A fresh interpreter: this one has asyncio loaded already.
+    import sys
+
+    code = (
+        "import sys\n"
+        "from proctui import startup\n"
+        "startup.load_asyncio_without_tls()\n"
+        "import asyncio, asyncio.sslproto, asyncio.selector_events\n"
+        "assert 'ssl' not in sys.modules\n"
+        "assert asyncio.base_events.ssl is None and asyncio.sslproto.ssl is None\n"
+        "assert asyncio.selector_events.ssl is None\n"
+        # The finder stays, inert: each finder after it is still asked (one that removed
+        # itself while asked made that import skip the next finder, the builtins' one).
+        "before = list(sys.meta_path)\n"
+        "assert startup._NoTlsForAsyncio.find_spec('no_such_module') is None\n"
+        "assert sys.meta_path == before\n"
+        "import importlib\n"
+        "name = next(n for n in sorted(sys.builtin_module_names) if n not in sys.modules)\n"
+        "importlib.import_module(name)\n"
+        "import ssl\n"  # after asyncio: the real module
+        "assert ssl.OPENSSL_VERSION\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_headless_run_loads_no_ssl(tmp_path):
+    import sys
+
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "proctui", "run",
+                             "--headless", "--run-dir", str(tmp_path / "run"), "echo hello"],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "hello" in result.stdout
+    # A refused import is listed too (a few microseconds): OpenSSL's module is not.
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
+              if line.startswith("import time:")}
+    assert "asyncio" in loaded and "_ssl" not in loaded
