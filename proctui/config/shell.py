@@ -45,7 +45,7 @@ def _is_simple(cmd: str) -> bool:
 
 # -- Procfile -----------------------------------------------------------------------------
 
-_PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:\s*(.*)$")
+_PROCFILE_LINE = r"^([A-Za-z0-9_.-]+)\s*:\s*(.*)$"  # compiled when a Procfile is read
 
 
 def parse_procfile(text: str, source: str, base: Path, path: Path | None = None) -> Config:
@@ -55,7 +55,7 @@ def parse_procfile(text: str, source: str, base: Path, path: Path | None = None)
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        m = _PROCFILE_LINE.match(stripped)
+        m = re.match(_PROCFILE_LINE, stripped)
         if not m:
             raise ConfigError(f"{source}:{number}", "expected 'name: command'")
         name, cmd = m.group(1), m.group(2).strip()

@@ -44,7 +44,8 @@ def seconds(value: object, key: str | None, where: Where, *, positive: bool = Fa
     return float(value)
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([hms])")
+# Compiled (and cached by re) at the first duration with a unit, not at every start.
+_DURATION = r"(\d+(?:\.\d*)?|\.\d+)([hms])"
 
 
 def parse_duration(text: str) -> float | None:
@@ -53,7 +54,7 @@ def parse_duration(text: str) -> float | None:
     text = text.strip()
     if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", text):
         return float(text)
-    parts = _DURATION.findall(text)
+    parts = re.findall(_DURATION, text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return None
     units = [u for _, u in parts]
@@ -69,7 +70,7 @@ def count(value: object, key: str, where: Where, minimum: int, maximum: int) -> 
     return value
 
 
-_RT = re.compile(r"^RT(MIN|MAX)(?:([+-])(\d+))?$")
+_RT = r"^RT(MIN|MAX)(?:([+-])(\d+))?$"  # compiled at the first signal by name
 
 
 def parse_signal(value: object, key: str = "stop_signal", where: Where | None = None) -> int:
@@ -83,7 +84,7 @@ def parse_signal(value: object, key: str = "stop_signal", where: Where | None = 
     if text.isdigit():
         return _signal_number(int(text), key, where, repr(value))
     name = text[3:] if text.startswith("SIG") else text
-    rt = _RT.match(name)
+    rt = re.match(_RT, name)
     if rt and hasattr(signal, "SIGRTMIN"):
         base = int(signal.SIGRTMIN) if rt.group(1) == "MIN" else int(signal.SIGRTMAX)
         offset = int(rt.group(3) or 0) * (-1 if rt.group(2) == "-" else 1)

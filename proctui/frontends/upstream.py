@@ -23,8 +23,9 @@ from proctui.core.snapshot import CoreSnapshot
 
 BEAT = 0.5  # seconds between looks
 EXTEND_FOR = 5.0  # seconds each EXTEND_TIMEOUT_USEC asks for; renewed every beat
-_USEC = re.compile(r"[0-9]{1,16}")
-_PID = re.compile(r"[0-9]{1,10}")
+# Compiled (and cached by re) only under a watchdog, not at every start.
+_USEC = r"[0-9]{1,16}"
+_PID = r"[0-9]{1,10}"
 
 
 class Upstream:
@@ -49,8 +50,8 @@ class Upstream:
                 not (address.startswith(("/", "@"))):
             return None
         watchdog = None
-        if _USEC.fullmatch(usec) and int(usec) > 0 and (
-                not pid or (_PID.fullmatch(pid) and int(pid) == os.getpid())):
+        if re.fullmatch(_USEC, usec) and int(usec) > 0 and (
+                not pid or (re.fullmatch(_PID, pid) and int(pid) == os.getpid())):
             watchdog = int(usec) / 1e6
         try:
             return cls(address, watchdog)

@@ -355,7 +355,8 @@ class Ping(Simple):
 
 
 # SSH_CONNECTION's first two fields: the client's address (IPv4, IPv6 with a zone) and port.
-_SSH_CLIENT = re.compile(r"[0-9A-Za-z.:%_-]{1,64} [0-9]{1,5}")
+# Compiled (and cached by re) at the first via with an address, not at every start.
+_SSH_CLIENT = r"[0-9A-Za-z.:%_-]{1,64} [0-9]{1,5}"
 
 
 @dataclass(frozen=True)
@@ -371,7 +372,7 @@ class Via(Simple):
     read_only: bool = False
 
     def check(self) -> Done | None:
-        if self.ssh is not None and not _SSH_CLIENT.fullmatch(self.ssh):
+        if self.ssh is not None and not re.fullmatch(_SSH_CLIENT, self.ssh):
             return failed(Fault.BAD_VALUE, "via: ssh is not an address and a port")
         return None
 
