@@ -607,3 +607,25 @@ def test_an_attached_console_shows_a_shutdown_begun_elsewhere(installed, tmp_pat
                            timeout=60)
         else:
             down.wait(timeout=60)
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES[1:], ids=["80x24", "60x15"])
+def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, columns):
+    """The question's hint wrapped as text: "... · a" ended a line and "abandon" began
+    the next, at 80 and 60 columns."""
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
+                     "stub=trap '' TERM; while :; do sleep 0.2; done"], tmp_path, rows, columns)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")
+        text = screen.text()
+        for item in ("K kill now", "a abandon", "w wait, no deadline", "Esc later"):
+            assert item in text, text
+        screen.press(b"K")
+        screen.wait_text("killed with SIGKILL")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

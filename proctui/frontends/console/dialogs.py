@@ -30,6 +30,7 @@ from proctui.frontends.console.keys import (
     find,
     help_rows,
     reading_line,
+    wrap_items,
 )
 from proctui.frontends.console.questions import question_key
 from proctui.frontends.words import started_words
@@ -112,14 +113,16 @@ class AskScreen(ModalScreen[Decision]):
         status = f" · {v.status}" if v.status else ""
         self.query_one("#ask-when", Static).update(Text(
             f"stop timeout reached, {started_words(v)} {since} ago{status}"))
+        help_ = self.query_one("#ask-help", Static)
         if not self.armed:
             words = Text("arming: keys are ignored for a moment…", style="bold yellow")
         else:
-            words = Text(f"{_k('kill')} kill now · {_k('extend')} extend by "
-                         f"{setting(float(self.amount or 0))} (type digits to change) · "
-                         f"{_k('abandon')} abandon · {_k('wait')} wait, no deadline · "
-                         f"{find('later', DIALOG).shown} later", style="dim")
-        self.query_one("#ask-help", Static).update(words)
+            words = Text(wrap_items([
+                f"{_k('kill')} kill now", f"{_k('extend')} extend by "
+                f"{setting(float(self.amount or 0))} (type digits to change)",
+                f"{_k('abandon')} abandon", f"{_k('wait')} wait, no deadline",
+                f"{find('later', DIALOG).shown} later"], help_.content_size.width), style="dim")
+        help_.update(words)
         self.query_one("#extend", Button).label = self._label("choose('extend')")
 
     def on_key(self, event: events.Key) -> None:
@@ -127,14 +130,11 @@ class AskScreen(ModalScreen[Decision]):
             event.stop()
             event.prevent_default()
             return
-        if event.character is not None and event.character.isdigit():
-            self.amount = (self.amount if self._typed else "") + event.character
-            self.amount = self.amount.lstrip("0")[:6]
+        digit = event.character if event.character and event.character.isdigit() else None
+        if digit is not None or event.key == "backspace":
+            kept = self.amount if self._typed else ""
+            self.amount = (kept + digit).lstrip("0")[:6] if digit else self.amount[:-1]
             self._typed = True
-            event.stop()
-            self._draw()
-        elif event.key == "backspace":
-            self.amount, self._typed = self.amount[:-1], True
             event.stop()
             self._draw()
         elif event.key not in _ANSWERS and event.key not in _MOVES:

@@ -210,6 +210,20 @@ def fit(items: list[str], width: int, sep: str = "  ") -> str:
     return out
 
 
+def wrap_items(items: list[str], width: int, sep: str = " · ") -> str:
+    """``items`` joined by ``sep``, in lines of ``width`` broken only between items: a
+    wrapped hint read "... · a" at the end of a line and "abandon" on the next."""
+    lines = [""]
+    for item in items:
+        candidate = f"{lines[-1]}{sep}{item}" if lines[-1] else item
+        if len(candidate) > width > 0 and lines[-1]:
+            lines[-1] += sep.rstrip()
+            lines.append(item)
+        else:
+            lines[-1] = candidate
+    return "\n".join(lines)
+
+
 def help_rows(keys: tuple[Key, ...] = MAIN) -> list[tuple[str, str, str]]:
     return [(k.group, k.shown, k.help) for k in keys]
 
