@@ -251,3 +251,33 @@ def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
     ended = proctui("timeline", "--run-dir", run_dir, "--width", "80")
     span = re.search(r"([0-9.]+)s in all", ended.stdout.decode())
     assert span and float(span.group(1)) < 60, ended.stdout.decode()
+
+
+def test_extend_at_a_question_is_journaled_as_the_decision_it_is(tmp_path):
+    """`proctui extend NAME 5` answering a question was written as an extension, never
+    as a decision, and the timeline's command list did not say by how much."""
+    import json
+    import time
+
+    run_dir = tmp_path / "run"
+    up = proctui("up", "--run-dir", run_dir, "--stop-timeout", "0.5", "--on-timeout", "ask",
+                 "stub=trap '' TERM; while :; do sleep 0.2; done")
+    assert up.returncode == 0, up.stderr.decode()
+    try:
+        assert proctui("stop", "--run-dir", run_dir, "stub").returncode == 0
+        deadline = time.monotonic() + 30
+        while b"decide" not in proctui("status", "--run-dir", run_dir).stdout:
+            assert time.monotonic() < deadline, "no question"
+            time.sleep(0.1)
+        extend = proctui("extend", "--run-dir", run_dir, "stub", "5")
+        assert extend.returncode == 0, (extend.stdout + extend.stderr).decode()
+        got = proctui("timeline", "--run-dir", run_dir, "--width", "100").stdout.decode()
+        assert "extend stub by 5s" in got, got
+    finally:
+        proctui("kill", "--run-dir", run_dir, "stub")
+        down = proctui("down", "--run-dir", run_dir)
+    assert b"killed with SIGKILL by operator" in down.stdout, down.stdout + down.stderr
+    entries = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines()]
+    decisions = [e for e in entries if e["kind"] == "decision" and e.get("name") == "stub"]
+    assert decisions[0]["action"] == "extend" and decisions[0]["by"] == 5, decisions
+    assert not [e for e in entries if e["kind"] == "extend"], "the answer is not an extension"

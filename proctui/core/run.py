@@ -256,12 +256,14 @@ class Run:
         self.feed(m.WaitRequested(time.monotonic()))
 
     def extend(self, by: float, who: Who = Who.OPERATOR) -> bool:
-        before = self.state.deadline
+        before, asked = self.state.deadline, self.state.phase is Phase.DECIDING
         self.feed(m.ExtendRequested(time.monotonic(), by, who))
         moved = self.state.deadline != before
         if moved and who is Who.OPERATOR:
-            self.host.journal_run(self, Kind.EXTEND, who="operator", by=by,
-                                  deadline=self.state.deadline)
+            # At a question, extend is the operator's answer, as kill, abandon and wait are.
+            self.host.journal_run(self, Kind.DECISION if asked else Kind.EXTEND,
+                                  **({"action": "extend"} if asked else {}), who="operator",
+                                  by=by, deadline=self.state.deadline)
         return moved
 
     def set_interactive(self, interactive: bool) -> None:

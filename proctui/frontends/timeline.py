@@ -201,6 +201,8 @@ def _command(e: dict[str, object]) -> str:
     10.0.0.5 port 50000"."""
     name = e.get("name")
     what = visible(e.get("op"), 20) + (f" {visible(name, MAX_NAME)}" if name else "")
+    if (by := _number(e.get("by"))) is not None:
+        what += f" by {by:g}s"
     ssh = visible(e.get("ssh") or "", 80).split()
     via = f" · ssh {ssh[0]} port {ssh[1]}" if len(ssh) == 2 else ""
     return f"{what}  uid {visible(e.get('uid'), 12)}{via}"

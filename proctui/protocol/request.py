@@ -66,6 +66,10 @@ class CoreCommand(Simple):
     def apply(self, core: Core) -> Future[Reply]:
         raise NotImplementedError
 
+    def journal_fields(self) -> dict[str, object]:
+        """What the journal keeps of it beside op, name and who sent it."""
+        return {}
+
 
 @dataclass(frozen=True)
 class Named(CoreCommand):

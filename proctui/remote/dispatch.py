@@ -50,7 +50,7 @@ class Dispatch:
         if isinstance(request, commands.CoreCommand):
             if request.journaled:
                 core.journal_command(getattr(request, "name", None), op=request.op,
-                                     **who(c))
+                                     **request.journal_fields(), **who(c))
             reply = await asyncio.wrap_future(request.apply(core))
             if reply.ok:
                 return Done(True, reply.text)

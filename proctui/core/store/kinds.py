@@ -21,7 +21,7 @@ class Kind(StrEnum):
     SIGNAL = "signal"  # a signal was sent
     DEADLINE = "deadline"  # the current deadline was set or moved
     EXTEND = "extend"  # someone moved the deadline (operator or process)
-    DECISION = "decision"  # the operator's kill, abandon or wait
+    DECISION = "decision"  # the operator's kill, abandon or wait, or extend at a question
     COMMAND = "command"  # a command over the control socket, and who sent it (uid, ssh)
     OUTCOME = "outcome"  # how a run ended
     RELOAD = "reload"  # the config was read again: what was added, removed, changed
