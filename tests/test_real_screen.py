@@ -629,3 +629,36 @@ def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, 
         screen.finish()
     finally:
         screen.close()
+
+
+def test_an_attached_console_says_when_its_supervisor_stops_answering(installed, tmp_path):
+    """A frozen supervisor (SIGSTOP) showed nothing for the 10 s until the link was given
+    up, the console's picture carrying on as if all were well. After a few seconds of
+    silence the banner says so, with what to do; it goes once the supervisor answers."""
+    import os
+    import re
+    import signal
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    subprocess.run([proctui, "up", "--run-dir", run_dir, "web=sleep 100"], check=True,
+                   capture_output=True, timeout=60)
+    status = subprocess.run([proctui, "status", "--run-dir", run_dir], capture_output=True,
+                            text=True, timeout=60).stdout
+    pid = int(re.search(r"supervisor pid (\d+)", status).group(1))
+    # The link is not given up during the test: the banner is the silence's, not a redial's.
+    screen = Screen([proctui, "attach", "--run-dir", run_dir], tmp_path, 24, 100,
+                    env={"PROCTUI_ANSWER_TIMEOUT": "60"})
+    try:
+        screen.wait_text("running")
+        os.kill(pid, signal.SIGSTOP)
+        screen.wait_text("no answer from the supervisor for", timeout=20)
+        screen.wait_text("kill -CONT it")
+        os.kill(pid, signal.SIGCONT)
+        screen.wait(lambda lines: "no answer" not in "\n".join(lines), what="the banner gone")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        screen.close()
+        subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                       timeout=60)

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-__all__ = ["LinkActions", "LinkBanner", "age", "banner_words"]
+__all__ = ["LinkActions", "LinkBanner", "age", "banner_words", "silence_words"]
+
+# Seconds without a byte from the supervisor before an attached console says so; an idle
+# link hears the answer to a ping every ANSWER_TIMEOUT / 4 (2.5 s), and gives up at 10 s.
+SILENT_WARN = 4.0
 
 
 def _refusals() -> tuple[str, str]:
@@ -55,6 +59,12 @@ def banner_words(link: Reconnecting, now: float) -> list[str]:
             f"{shown('detach')} detaches", link.why]
 
 
+def silence_words(silent: float, why: str) -> list[str]:
+    """The banner while the link is up but the supervisor has stopped answering."""
+    return [f"no answer from the supervisor for {age(silent)}", f"{shown('detach')} detaches",
+            why]
+
+
 class LinkBanner(Widget):
     """The row that says the link is down (hidden while it is up)."""
 
@@ -71,6 +81,8 @@ class LinkBanner(Widget):
         width = self.size.width - 2
         line = fit(items, width, " · ")
         room = width - len(line) - 3
+        if len(why) > room and "; " in why:  # "... is not answering (since ...); advice"
+            why = why.rsplit("; ", 1)[1]
         if why and room >= 12:
             line += " · " + (why if len(why) <= room else why[:room - 1] + "…")
         return Text(" " + line)
@@ -104,7 +116,8 @@ class LinkActions(_Base):
             self._links = links
             self.questions.answered.clear()  # a new link: every waiting decision asks again
         if link is None and self._frozen is None:
-            return now  # (every tick of a console whose link is up: nothing to do)
+            self._silence()
+            return now
         banner = self.query_one(LinkBanner)
         banner.display = link is not None
         self.screen_stack[0].set_class(link is not None, "-stale")
@@ -121,6 +134,21 @@ class LinkActions(_Base):
             due = min(due, (link.next_try - wall) % 1.0 or 1.0)
         self._soon(due + 0.01)
         return self._frozen
+
+    def _silence(self) -> None:
+        """A supervisor that stops answering (frozen, overloaded) showed nothing until
+        the link was given up, 10 s later, its countdowns sitting at 0.0s meanwhile: after
+        SILENT_WARN seconds of silence the banner says so."""
+        conn = getattr(self.core, "conn", None)
+        if self.attached is None or conn is None:
+            return
+        silent = time.monotonic() - conn.heard
+        quiet = silent >= SILENT_WARN
+        banner = self.query_one(LinkBanner)
+        if quiet:
+            banner.items = tuple(silence_words(silent, str(conn.not_answering())))
+        banner.display = quiet
+        self._soon(1.01 - silent % 1.0 if quiet else SILENT_WARN - silent + 0.05)
 
     def action_timeline(self) -> None:
         if getattr(self.core, "link", None) is not None:
