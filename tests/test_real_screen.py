@@ -662,3 +662,39 @@ def test_an_attached_console_says_when_its_supervisor_stops_answering(installed,
         screen.close()
         subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
                        timeout=60)
+
+
+def test_the_table_goes_on_under_the_palette_over_a_question(installed, tmp_path):
+    """With the command palette open over a question (two modal screens), the table and
+    its ages froze until the palette closed (13 to 18 s seen)."""
+    import re
+
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
+                     "stub=trap '' TERM; while :; do sleep 0.2; done", "web=sleep 100"],
+                    tmp_path, 30, 120)
+
+    def web_age(lines: list[str]) -> int | None:
+        row = next((line for line in lines if re.match(r"2 . web ", line)), "")
+        found = re.search(r"up (\d+)s", row)
+        return int(found.group(1)) if found else None
+
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")
+        screen.press(b"\x10")  # ctrl+p: the palette, over the question
+        screen.wait_text("Search for commands")
+        first = web_age(screen.lines())
+        assert first is not None, screen.text()
+        screen.wait(lambda lines: (web_age(lines) or 0) >= first + 2, timeout=15,
+                    what="web's age moving under the palette")
+        screen.press(b"\x1b")
+        screen.wait(lambda lines: "Search for commands" not in "\n".join(lines),
+                    what="the palette closed")
+        screen.press(b"K")
+        screen.wait_text("killed with SIGKILL")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

@@ -303,6 +303,11 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._bar.keys = keys.bar_now(self._bar_keys, self.selected_view.phase
                                       if views else None, self.quitting)
         self._ask(views, now)
+        if len(self.screen_stack) > 2:
+            # Under two modals (the palette over a question) Textual composites the main
+            # screen's changes only when the top one redraws: its table froze until then.
+            for screen in self.screen_stack:
+                screen.refresh()
         if self.hangup is not None and not self.quitting:
             self._begin_quit(Why.HANGUP, f"received {self.hangup}"
                              if self.hangup.startswith("SIG") else self.hangup)
