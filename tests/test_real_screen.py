@@ -698,3 +698,36 @@ def test_the_table_goes_on_under_the_palette_over_a_question(installed, tmp_path
         screen.finish()
     finally:
         screen.close()
+
+
+def test_keys_typed_straight_after_slash_or_p_go_into_the_box(installed, tmp_path):
+    """'/stop' arriving in one read (typed fast, pasted, or over a laggy link) stopped the
+    selected process and opened the timeline: the box had not the focus yet. 'pwor' lost
+    its letters. Each now lands in its box, and nothing acts."""
+    screen = console(installed, tmp_path, "web=while :; do echo stop here; sleep 1; done",
+                     "worker=sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("stop here")
+        screen.press(b"/stop")  # one write: s would stop web, t open the timeline
+        screen.wait(lambda lines: any("▊  stop " in line for line in lines),
+                    what="'stop' in the search box")
+        screen.press(b"\x1b")
+        screen.wait(lambda lines: not any("▊  stop" in line for line in lines),
+                    what="the search box closed")
+        screen.press(b"/web")  # w wraps, e extends
+        screen.wait(lambda lines: any("▊  web " in line for line in lines),
+                    what="'web' alone in a new search")
+        screen.press(b"\x1b")
+        screen.wait(lambda lines: not any("▊  web" in line for line in lines),
+                    what="the search box closed")
+        screen.press(b"pwor")
+        screen.wait_text("🔎 wor")
+        screen.press(b"\r")
+        screen.wait(lambda lines: any(line.startswith("2▶") for line in lines),
+                    what="worker picked")
+        text = screen.text()
+        assert "1 ● web" in text and "running" in text and "wrap off" not in text, text
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

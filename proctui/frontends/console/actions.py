@@ -30,6 +30,7 @@ else:
 
 
 UNBOUND_QUIET = 2.0  # seconds: a held key (its repeats) is answered once
+AHEAD = 3.0  # seconds a search or pick box may take to open, keys typed meanwhile kept
 
 
 class ProcessActions(_Base):
@@ -105,6 +106,8 @@ class ProcessActions(_Base):
 
 class PaneActions(_Base):
     _unbound: tuple[str, float] = ("", 0.0)  # the last unbound key answered, and when
+    _typed_ahead: list[str] | None = None  # keys typed before a box opening had the focus
+    _ahead_since = 0.0
     def with_panes(self, views: list[ProcessView]) -> list[ProcessView]:
         """``views``; a reload adds and removes processes: the panes of those removed go
         (those added get theirs when first shown)."""
@@ -170,7 +173,18 @@ class PaneActions(_Base):
 
         self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
 
+    def action_pick(self) -> None:
+        """The process picker: Textual's command palette over the processes' names."""
+        from textual.command import CommandPalette
+
+        from proctui.frontends.console.picker import ProcessPicker
+
+        self._typed_ahead, self._ahead_since = [], time.monotonic()
+        self.push_screen(CommandPalette(providers=[ProcessPicker],
+                                        placeholder="pick a process by name…"))
+
     async def action_search(self) -> None:
+        self._typed_ahead, self._ahead_since = [], time.monotonic()
         box = self._search
         if box is None:  # the first search: Textual's Input loads now, not at start-up
             from textual.widgets import Input
@@ -181,6 +195,7 @@ class PaneActions(_Base):
             self._search = box
         box.disabled = False
         box.display = True
+        box.value = ""  # a new search: '/web' after '/stop' searched for 'stopweb'
         box.focus()
 
     def _close_search(self) -> None:
@@ -210,7 +225,36 @@ class PaneActions(_Base):
         self._match_index = len(self._matches) - 1
         self._show_match()
 
+    def _catch_typed_ahead(self, event: events.Key) -> bool:
+        """A key typed after / or p before its box has the focus (in the same read, or
+        while the box loads): kept for the box. It went to the main screen, where '/stop'
+        typed fast stopped the selected process and opened the timeline. (Once the box
+        has the focus, it takes every printable key itself: none comes here.)"""
+        if time.monotonic() - self._ahead_since > AHEAD:
+            self._typed_ahead = None  # (no box took the focus: keys act as usual again)
+            return False
+        typed = self._typed_ahead
+        assert typed is not None
+        if event.is_printable and event.character:
+            typed.append(event.character)
+        elif event.key == "backspace":
+            del typed[-1:]
+        else:
+            return False
+        event.prevent_default()  # (before the app's own handler runs the key's binding)
+        event.stop()
+        return True
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        from textual.widgets import Input
+
+        typed, self._typed_ahead = self._typed_ahead, None
+        if typed and isinstance(event.widget, Input):
+            event.widget.insert_text_at_cursor("".join(typed))
+
     def on_key(self, event: events.Key) -> None:
+        if self._typed_ahead is not None and self._catch_typed_ahead(event):
+            return
         if event.key == "escape" and self._search is not None and self._search.display:
             self._close_search()
             event.stop()

@@ -17,7 +17,6 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult, SystemCommand
-from textual.command import CommandPalette
 from textual.containers import Container
 from textual.message import Message
 from textual.screen import Screen
@@ -392,11 +391,6 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._matches, self._match_index = [], -1
         self._layout()
         self.tick()
-
-    def action_pick(self) -> None:
-        """The process picker: Textual's command palette over the processes' names."""
-        self.push_screen(CommandPalette(providers=[ProcessPicker],
-                                        placeholder="pick a process by name…"))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from system_commands(self, super().get_system_commands(screen))
