@@ -17,6 +17,7 @@ from proctui.config import OnTimeout
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
 from proctui.core.supervisor import Supervisor
+from proctui.core.view import ProcessView
 from proctui.frontends.console.app import ProctuiApp
 from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen
 from tests.children import POLITE, STUBBORN
@@ -719,3 +720,19 @@ async def test_a_key_bound_to_nothing_is_answered_once_per_burst():
         said = [n.message for n in app._notifications]
         assert said == ["0: no key does that here · ? lists every key",
                         "x: no key does that here · ? lists every key"], said
+
+
+def test_the_bar_offers_no_key_that_is_always_refused():
+    """A successor waiting for its leftover (starting, no pid) was offered K and a, which
+    had nothing to act on; an ended leftover S and r, which are always refused."""
+    from proctui.frontends.console.keys import MAIN, bar_now
+
+    def offered(view: ProcessView) -> set[str]:
+        return {k.action for k in bar_now(MAIN, view, False) if k.bar} & \
+            {"stop", "start", "restart", "kill", "extend", "abandon", "adopt"}
+
+    assert offered(ProcessView("db", Phase.STARTING, "x")) == {"stop"}
+    assert offered(ProcessView("db", Phase.STARTING, "x", pid=42)) == \
+        {"stop", "restart", "kill", "abandon"}
+    assert offered(ProcessView("db (leftover)", Phase.ENDED, "x", leftover=True)) == set()
+    assert offered(ProcessView("db", Phase.ENDED, "x")) == {"start", "restart"}

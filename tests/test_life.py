@@ -199,6 +199,21 @@ def test_a_successor_waits_for_its_leftover_and_never_doubles_it():
     assert state4.over
 
 
+@pytest.mark.parametrize("command", [life.GiveUpCmd(), life.StopCmd()])
+def test_a_successor_stopped_while_blocked_and_started_again_still_waits(command):
+    """K (or s) on a successor waiting for its held leftover, then S or r: it started a
+    second copy beside the leftover, which still ran. K said "nothing to stop" though it
+    had cancelled the start."""
+    state, _ = run(Life("db", blocked=True), life.Launch())
+    state, effects = run(state, command)
+    assert state.over and Answer(True, "db will not start") in effects
+    for again in (life.StartCmd(), life.RestartCmd()):
+        later, effects = run(state, again)
+        assert later.stage is Stage.BLOCKED and Spawn() not in effects, again
+        _, effects = run(later, life.BlockerEnded())
+        assert Spawn() in effects  # once the leftover has gone
+
+
 # -- the whole product ----------------------------------------------------------------------
 
 EVENTS: list[life.Event] = [

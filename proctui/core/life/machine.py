@@ -206,8 +206,9 @@ def _give_up(life: Life, e: GiveUpCmd) -> tuple[Life, list[Effect]]:
         return _end(replace(life, stop_wanted=True), HoldForever(),
                     Answer(True, f"left {life.name} alone"))
     if life.stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
+        # It did something (the start is cancelled): "nothing to stop" said it did not.
         return _end(replace(life, stop_wanted=True), Say("not started: stop requested"),
-                    AnswerEnded("stop"))
+                    Answer(True, f"{life.name} will not start"))
     if life.stage is Stage.BACKOFF:
         return _end(replace(life, stop_wanted=True), CancelBackoff(),
                     Say("restart cancelled: stop requested"), AnswerEnded("stop"))
@@ -243,8 +244,10 @@ def _start(life: Life, e: StartCmd) -> tuple[Life, list[Effect]]:
     if e.left_running is not None:
         return life, [Answer(False, f"not started again: pid {e.left_running} is still "
                                     "running")]
+    # Still blocked while its leftover lives (BlockerEnded clears that): a start then
+    # waits for it again. Cleared here, it started a second copy beside a held leftover.
     life = replace(life, stage=Stage.NEW, stop_wanted=False, restart_wanted=False,
-                   blocked=False, blocker_left=None, restarts=life.restarts + (1 if e.ran else 0),
+                   blocker_left=None, restarts=life.restarts + (1 if e.ran else 0),
                    backoff=BACKOFF_START)
     life, effects = _launch(life, Launch())
     return life, [*effects, Answer(True, f"starting {name}")]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView
 
 if TYPE_CHECKING:
     from textual.binding import Binding
@@ -172,14 +173,17 @@ OFFERED: dict[Phase, tuple[str, ...]] = {
 _PROCESS = frozenset(a for offered in OFFERED.values() for a in offered)
 
 
-def bar_now(keys: tuple[Key, ...], phase: Phase | None, quitting: bool) -> tuple[Key, ...]:
+def bar_now(keys: tuple[Key, ...], view: ProcessView | None,
+            quitting: bool) -> tuple[Key, ...]:
     """``keys`` as the bar shows them now: the process keys that act on the selected
-    process in ``phase`` (none without one), and q named for what it does while quitting
-    (it asks to kill everything still stopping)."""
+    process (none without one), and q named for what it does while quitting (it asks to
+    kill everything still stopping)."""
     from dataclasses import replace
 
-    offered = OFFERED.get(phase, ()) if phase is not None else ()
-    if quitting:
+    offered = OFFERED.get(view.phase, ()) if view is not None else ()
+    if view is not None and view.pid is None and view.phase is Phase.STARTING:
+        offered = ("stop",)  # waiting for its leftover to go: nothing to kill yet
+    if quitting or (view is not None and view.leftover):
         offered = tuple(a for a in offered if a not in ("start", "restart"))
     return tuple(replace(k, bar=0) if k.bar and k.action in _PROCESS and
                  k.action not in offered else
