@@ -571,7 +571,7 @@ async def test_the_console_never_signals_a_process_itself(monkeypatch):
 # -- processes that speak -----------------------------------------------------------------
 
 async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
-    from proctui.frontends.console.dialogs import TimelineScreen
+    from proctui.frontends.console.reading import TimelineScreen
     from tests.children import SLOW
 
     specs = [pyspec("db", POLITE), pyspec("web", SLOW.format(seconds=1.5),

@@ -623,6 +623,18 @@ def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, 
         text = screen.text()
         for item in ("K kill now", "a abandon", "w wait, no deadline", "Esc later"):
             assert item in text, text
+        # Digits change the seconds; the row of buttons is laid out again each time (the
+        # Extend button went blank), and with every digit erased it says the step, not 0s.
+        screen.press(b"0079999999")
+        screen.wait(lambda lines: "by 799999s" in "\n".join(lines) and
+                    any("Extend e" in line and "Later Esc" in line for line in lines),
+                    what="the seconds typed, the buttons whole")
+        screen.press(b"\x7f\x7f\x7f")
+        screen.wait(lambda lines: any("Extend 799s e" in line for line in lines),
+                    what="Extend 799s e")
+        screen.press(b"\x7f\x7f\x7f")
+        screen.wait(lambda lines: any("Extend 30s e" in line for line in lines) and
+                    "by 30s" in "\n".join(lines), what="the step again, not 0s")
         screen.press(b"K")
         screen.wait_text("killed with SIGKILL")
         screen.press(b"q")

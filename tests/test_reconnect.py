@@ -25,9 +25,10 @@ from proctui.core.output.lines import Stream
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.frontends.console.app import ProctuiApp
-from proctui.frontends.console.dialogs import AskScreen, HelpScreen
+from proctui.frontends.console.dialogs import AskScreen
 from proctui.frontends.console.link import LinkBanner
 from proctui.frontends.console.panels import KeyBar
+from proctui.frontends.console.reading import HelpScreen
 from proctui.protocol import commands
 from proctui.protocol.decode import decode
 from proctui.remote.client import Connection, RemoteCore

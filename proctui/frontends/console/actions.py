@@ -154,7 +154,7 @@ class PaneActions(_Base):
         self.selected_pane.output.end()
 
     def action_help(self) -> None:
-        from proctui.frontends.console.dialogs import HelpScreen
+        from proctui.frontends.console.reading import HelpScreen
 
         self.push_screen(HelpScreen(self.read_only))
 
@@ -169,7 +169,7 @@ class PaneActions(_Base):
             return
         # A run still going is drawn up to now (a console on a finished run: to its end).
         picture = timeline.build(entries, None if self.core.all_ended() else time.time())
-        from proctui.frontends.console.dialogs import TimelineScreen
+        from proctui.frontends.console.reading import TimelineScreen
 
         self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
 

@@ -1,4 +1,5 @@
-"""Modal screens: the decision at a stop deadline, confirmations, and the key help.
+"""Modal screens: the decision at a stop deadline, and confirmations (the help and the
+timeline, screens to read, are in reading.py).
 
 The decision is never made by accident: the focused choice is "later", Enter and Escape
 never kill or abandon, kill needs K and abandon needs a (as on the main screen), and
@@ -15,7 +16,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
@@ -24,12 +25,8 @@ from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import (
     DIALOG,
     LEAVE,
-    MAIN,
-    READING,
     bindings,
     find,
-    help_rows,
-    reading_line,
     wrap_items,
 )
 from proctui.frontends.console.questions import question_key
@@ -62,6 +59,11 @@ class AskScreen(ModalScreen[Decision]):
     def key(self) -> tuple[object, ...]:
         return question_key(self.view)
 
+    @property
+    def seconds(self) -> str:
+        """The seconds typed; none (all erased, or 0): its extend_step ("by 0s" before)."""
+        return self.amount or f"{self.view.extend_step:g}"
+
     def compose(self) -> ComposeResult:
         with Vertical(id="ask"):
             yield Static(id="ask-title")
@@ -76,7 +78,10 @@ class AskScreen(ModalScreen[Decision]):
     def _label(self, action: str) -> str:
         key = find(action, DIALOG)
         if action == "choose('extend')":
-            return f"{key.label} {self.amount or '?'}s {key.shown}"
+            # Five digits or more: the row of buttons no longer fits 80 columns, and the
+            # button went blank; the hint above says the seconds.
+            seconds = f" {self.seconds}s" if len(self.seconds) < 5 else ""
+            return f"{key.label}{seconds} {key.shown}"
         return f"{key.label} {key.shown}"
 
     def on_mount(self) -> None:
@@ -119,11 +124,14 @@ class AskScreen(ModalScreen[Decision]):
         else:
             words = Text(wrap_items([
                 f"{_k('kill')} kill now", f"{_k('extend')} extend by "
-                f"{setting(float(self.amount or 0))} (type digits to change)",
+                f"{setting(float(self.seconds))} (type digits to change)",
                 f"{_k('abandon')} abandon", f"{_k('wait')} wait, no deadline",
                 f"{find('later', DIALOG).shown} later"], help_.content_size.width), style="dim")
         help_.update(words)
-        self.query_one("#extend", Button).label = self._label("choose('extend')")
+        extend = self.query_one("#extend", Button)
+        if extend.label != (label := self._label("choose('extend')")):
+            extend.label = label
+            extend.refresh(layout=True)  # its width follows the label's ("Extend 799s ")
 
     def on_key(self, event: events.Key) -> None:
         if not self.armed:
@@ -163,7 +171,7 @@ class AskScreen(ModalScreen[Decision]):
         if refused is not None and refused():
             return  # (the question stays: it can still be answered once we may)
         if action == "extend":
-            amount = float(self.amount or 0)
+            amount = float(self.seconds)
             if amount <= 0:
                 self.notify("Type a number of seconds above 0", severity="warning",
                             markup=False)
@@ -312,88 +320,3 @@ class LeaveScreen(ModalScreen[str]):
 
     def action_leave(self, answer: str) -> None:
         self.dismiss(answer)
-
-
-class ReadingScreen(ModalScreen[None]):
-    """A long text to read (the help, the timeline): it scrolls with the reading keys of
-    the key table, whatever has focus, and its first line says how."""
-
-    BINDINGS = bindings(READING)
-    TITLE_WORDS = ""
-
-    def body(self, columns: int) -> Text:
-        """The text, for ``columns`` cells of room."""
-        raise NotImplementedError
-
-    def _columns(self) -> int:
-        return max(20, self.app.size.width - 6)  # a border, a space each side, a scrollbar
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="help"):
-            yield Static(Text(f"{self.TITLE_WORDS} · {reading_line()}", style="bold"),
-                         id="help-title")
-            with VerticalScroll(id="help-keys", can_focus=False):
-                yield Static(self.body(self._columns()), id="help-body")
-
-    def on_resize(self) -> None:
-        self.query_one("#help-body", Static).update(self.body(self._columns()))
-
-    def action_scroll(self, way: str) -> None:
-        # From where the last key sent it, at once: Textual's scroll_down and
-        # scroll_page_down wait for the next refresh, or start from where the view is
-        # drawn, so five j in one read (key repeat over SSH) moved one line.
-        view = self.query_one("#help-keys", VerticalScroll)
-        y, page = view.scroll_target_y, max(1, view.scrollable_content_region.height)
-        target = {"up": y - 1, "down": y + 1, "page_up": y - page, "page_down": y + page,
-                  "home": 0, "end": view.max_scroll_y}[way]
-        view.scroll_to(y=max(0, min(target, view.max_scroll_y)), animate=False,
-                       immediate=True)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
-
-
-class HelpScreen(ReadingScreen):
-    """Every key, from the key table itself."""
-
-    BINDINGS = [Binding("question_mark", "close", "Close")]
-    TITLE_WORDS = "proctui keys"
-
-    def __init__(self, read_only: bool = False) -> None:
-        super().__init__()
-        self.read_only = read_only
-
-    def body(self, columns: int) -> Text:
-        import textwrap
-
-        text = Text()
-        if self.read_only:
-            text.append("Read-only view (attached with --read-only): the keys that act say "
-                        "so and do nothing; d and q detach.\n\n", style="bold yellow")
-        rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
-        width = max(len(k) for _, k, _ in rows)
-        hang = " " * (width + 4)  # a long description goes on under itself, not the key
-        last = None
-        for group, key, words in rows:
-            if group != last:
-                text.append(("\n" if last else "") + group + "\n", style="bold")
-                last = group
-            text.append(f"  {key.ljust(width)}  ", style="bold cyan")
-            lines = textwrap.wrap(words, max(10, columns - len(hang)),
-                                  break_on_hyphens=False) or [""]
-            text.append(("\n" + hang).join(lines) + "\n")
-        return text
-
-
-class TimelineScreen(ReadingScreen):
-    """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
-
-    BINDINGS = [Binding("t", "close", "Close")]
-    TITLE_WORDS = "timeline of this run"
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__()
-        self.lines = lines
-
-    def body(self, columns: int) -> Text:
-        return Text("\n".join(self.lines))

@@ -221,7 +221,6 @@ def wrap_items(items: list[str], width: int, sep: str = " · ") -> str:
     for item in items:
         candidate = f"{lines[-1]}{sep}{item}" if lines[-1] else item
         if len(candidate) > width > 0 and lines[-1]:
-            lines[-1] += sep.rstrip()
             lines.append(item)
         else:
             lines[-1] = candidate

@@ -1,0 +1,106 @@
+"""Screens to read and scroll: the help (every key, from the key table) and this run's
+timeline."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from proctui.frontends.console.keys import (
+    DIALOG,
+    LEAVE,
+    MAIN,
+    READING,
+    bindings,
+    help_rows,
+    reading_line,
+)
+
+
+class ReadingScreen(ModalScreen[None]):
+    """A long text to read (the help, the timeline): it scrolls with the reading keys of
+    the key table, whatever has focus, and its first line says how."""
+
+    BINDINGS = bindings(READING)
+    TITLE_WORDS = ""
+
+    def body(self, columns: int) -> Text:
+        """The text, for ``columns`` cells of room."""
+        raise NotImplementedError
+
+    def _columns(self) -> int:
+        return max(20, self.app.size.width - 6)  # a border, a space each side, a scrollbar
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help"):
+            yield Static(Text(f"{self.TITLE_WORDS} · {reading_line()}", style="bold"),
+                         id="help-title")
+            with VerticalScroll(id="help-keys", can_focus=False):
+                yield Static(self.body(self._columns()), id="help-body")
+
+    def on_resize(self) -> None:
+        self.query_one("#help-body", Static).update(self.body(self._columns()))
+
+    def action_scroll(self, way: str) -> None:
+        # From where the last key sent it, at once: Textual's scroll_down and
+        # scroll_page_down wait for the next refresh, or start from where the view is
+        # drawn, so five j in one read (key repeat over SSH) moved one line.
+        view = self.query_one("#help-keys", VerticalScroll)
+        y, page = view.scroll_target_y, max(1, view.scrollable_content_region.height)
+        target = {"up": y - 1, "down": y + 1, "page_up": y - page, "page_down": y + page,
+                  "home": 0, "end": view.max_scroll_y}[way]
+        view.scroll_to(y=max(0, min(target, view.max_scroll_y)), animate=False,
+                       immediate=True)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ReadingScreen):
+    """Every key, from the key table itself."""
+
+    BINDINGS = [Binding("question_mark", "close", "Close")]
+    TITLE_WORDS = "proctui keys"
+
+    def __init__(self, read_only: bool = False) -> None:
+        super().__init__()
+        self.read_only = read_only
+
+    def body(self, columns: int) -> Text:
+        import textwrap
+
+        text = Text()
+        if self.read_only:
+            text.append("Read-only view (attached with --read-only): the keys that act say "
+                        "so and do nothing; d and q detach.\n\n", style="bold yellow")
+        rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+        width = max(len(k) for _, k, _ in rows)
+        hang = " " * (width + 4)  # a long description goes on under itself, not the key
+        last = None
+        for group, key, words in rows:
+            if group != last:
+                text.append(("\n" if last else "") + group + "\n", style="bold")
+                last = group
+            text.append(f"  {key.ljust(width)}  ", style="bold cyan")
+            lines = textwrap.wrap(words, max(10, columns - len(hang)),
+                                  break_on_hyphens=False) or [""]
+            text.append(("\n" + hang).join(lines) + "\n")
+        return text
+
+
+class TimelineScreen(ReadingScreen):
+    """This run's timeline so far, drawn from the journal as `proctui timeline` does."""
+
+    BINDINGS = [Binding("t", "close", "Close")]
+    TITLE_WORDS = "timeline of this run"
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def body(self, columns: int) -> Text:
+        return Text("\n".join(self.lines))
