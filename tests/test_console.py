@@ -715,11 +715,14 @@ async def test_a_key_bound_to_nothing_is_answered_once_per_burst():
     answered at once."""
     async with console([pyspec("web", POLITE)]) as (app, pilot, _sup):
         await pilot.press(*"00000")
-        await pilot.press("x")
+        await pilot.press("x", "f5")
         await pilot.pause(0.2)
         said = [n.message for n in app._notifications]
         assert said == ["0: no key does that here · ? lists every key",
-                        "x: no key does that here · ? lists every key"], said
+                        "x: no key does that here · ? lists every key",
+                        "f5: no key does that here · ? lists every key"], said
+        await pilot.press("f1")  # the help habit
+        await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
 
 
 def test_the_bar_offers_no_key_that_is_always_refused():

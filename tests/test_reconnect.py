@@ -184,6 +184,9 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
         assert "ssh: connect to host box" in banner(app) or \
             "the connection closed" in banner(app)
         assert app.screen_stack[0].has_class("-stale")  # the last picture, greyed
+        # The key bar offers no key that acts (each would answer "not connected").
+        bar = str(app.query_one(KeyBar).render())
+        assert "Detach" in bar and not re.search(r"Stop|Kill|Restart|Quit", bar), bar
         # Every acting key answers, visibly; nothing reaches the box.
         before = len(box.acted())
         for key in ACTING:

@@ -6,6 +6,7 @@ the app, kept apart so that each module holds one idea. Every key that acts asks
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -30,6 +31,7 @@ else:
 
 
 UNBOUND_QUIET = 2.0  # seconds: a held key (its repeats) is answered once
+FUNCTION_KEY = re.compile(r"f\d+|ctrl\+[a-z]")  # answered when bound to nothing, as F5
 AHEAD = 3.0  # seconds a search or pick box may take to open, keys typed meanwhile kept
 
 
@@ -261,10 +263,12 @@ class PaneActions(_Base):
             return
         # A key bound to nothing (0, x, space...) did nothing and said nothing: the operator
         # could not tell a dead key from a slow console. Said once per burst of repeats.
-        if (event.is_printable and len(self.screen_stack) == 1
+        if ((event.is_printable or FUNCTION_KEY.fullmatch(event.key))
+                and len(self.screen_stack) == 1
                 and event.key not in self.active_bindings
                 and (self._search is None or self.focused is not self._search)):
-            shown = "space" if event.key == "space" else event.character or event.key
+            shown = event.key if event.key == "space" or not event.is_printable else \
+                event.character or event.key
             now = time.monotonic()
             last_key, last_at = self._unbound
             if shown != last_key or now - last_at >= UNBOUND_QUIET:

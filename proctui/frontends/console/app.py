@@ -300,7 +300,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         if self.quitting:
             self._panel.show(views, now)
         self._bar.keys = keys.bar_now(self._bar_keys, self.selected_view if views else None,
-                                      self.quitting)
+                                      self.quitting, self._frozen is not None)
         self._ask(views, now)
         if len(self.screen_stack) > 2:
             # Under two modals (the palette over a question) Textual composites the main

@@ -69,7 +69,8 @@ MAIN: tuple[Key, ...] = (
     Key("home", "home", "Home", "Top", "the oldest line kept", "View"),
     Key("end", "end", "End", "End", "the newest line, and follow again", "View"),
     Key("timeline", "t", "t", "Timeline", "the timeline of this run so far", "View"),
-    Key("help", "question_mark", "?", "Help", "the list of every key", "View", bar=16),
+    Key("help", "question_mark,f1", "?", "Help", "the list of every key (F1 too)", "View",
+        bar=16),
 )
 
 # The decision at a stop deadline. Nothing destructive answers Enter or Escape.
@@ -173,12 +174,16 @@ OFFERED: dict[Phase, tuple[str, ...]] = {
 _PROCESS = frozenset(a for offered in OFFERED.values() for a in offered)
 
 
-def bar_now(keys: tuple[Key, ...], view: ProcessView | None,
-            quitting: bool) -> tuple[Key, ...]:
+def bar_now(keys: tuple[Key, ...], view: ProcessView | None, quitting: bool,
+            link_down: bool = False) -> tuple[Key, ...]:
     """``keys`` as the bar shows them now: the process keys that act on the selected
     process (none without one), and q named for what it does while quitting (it asks to
-    kill everything still stopping)."""
+    kill everything still stopping). While the link is down no key that acts is offered
+    (each answers "not connected")."""
     from dataclasses import replace
+
+    if link_down:
+        return tuple(replace(k, bar=0) if k.action in ACTS else k for k in keys)
 
     offered = OFFERED.get(view.phase, ()) if view is not None else ()
     if view is not None and view.pid is None and view.phase is Phase.STARTING:
