@@ -743,3 +743,29 @@ def test_keys_typed_straight_after_slash_or_p_go_into_the_box(installed, tmp_pat
         screen.finish()
     finally:
         screen.close()
+
+
+def test_a_grid_cell_header_keeps_name_countdown_and_note_at_80_columns(installed, tmp_path):
+    """At 80 columns a held, stopping cell read "stopping  SIGKILL in 34…" with its note
+    gone (or "34s" alone beside "wrap off"), and a long name filled its cell to "│ …"."""
+    screen = console(installed, tmp_path, "--stop-timeout", "60",
+                     "ignores=trap '' TERM; while :; do echo x; sleep 0.3; done",
+                     "web-frontend-service-with-a-long-name=sleep 100", "db=sleep 100",
+                     "q=sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("running")
+        screen.press(b"z")
+        screen.wait_text("│ ● db")
+        screen.press(b"s")
+        screen.wait_text("SIGKILL in")
+        screen.press(b"f")
+        screen.wait(lambda lines: any("◐ ignores  SIGKILL in" in line and "held" in line
+                                      for line in lines), what="countdown and note, whole")
+        assert any("● web-fronten…" in line and "up " in line for line in screen.lines()), \
+            screen.text()
+        screen.press(b"K")
+        screen.wait_text("killed with SIGKILL")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

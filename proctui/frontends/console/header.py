@@ -34,32 +34,46 @@ class PaneHeader(Widget):
             return Text("")
         now = self.now
         lk = look(view)
-        text = Text()
-        text.append(f" {lk.mark} ", style=lk.style)
-        text.append(view.name, style="bold")
         cd = countdown(view, now)
         words = "" if cd is not None else _status_words(view, now)
-        room = self.size.width - text.cell_len - (len(self.note) + 1 if self.note else 0) - 2
-        # The table shows the pid, and "exited: exit code 3" or "killed with SIGKILL ..."
-        # say the state: the status is why one looks here, so it goes before them (a grid
-        # cell read "exited  pid 11157  exit…").
+        # The least the status needs whole ("SIGKILL in 58s", an outcome), and what the
+        # pid and the state word may take from beyond it (the countdown's bar).
+        need = len(cd.short) if cd else len(words)
         wanted = len(cd.text) + 8 if cd else len(words)
+        width = self.size.width
+        # What gives way when room is short, so that the status (the countdown, the
+        # outcome: why one looks here) stays whole: a long name down to a third of the
+        # row (a grid cell read "│ …" alone), the note to its first words ("held"), then
+        # the state word and the pid, which the table shows anyway.
+        name = view.name
+        if len(name) + need + 6 > width and len(name) > (cap := max(8, width // 3)):
+            name = name[:cap - 1] + "…"
+        text = Text()
+        text.append(f" {lk.mark} ", style=lk.style)
+        text.append(name, style="bold")
+        room = width - text.cell_len - 2
+        note = self.note
+        if note and len(note) + 1 + need > room:
+            note = " · ".join(part.split(" at ")[0] for part in note.split(" · "))
+        if note and len(note) + 1 + need > room:
+            note = note.split(" · ")[0]
+        room -= len(note) + 1 if note else 0
         label = f"  {lk.label}"
-        if wanted > room - len(label) and words.split(":")[0].split(" ")[0] == lk.label:
+        if min(wanted, need + 9) > room - len(label):
             label = ""
         text.append(label, style=lk.style)
         room -= len(label)
         pid = f"  pid {view.pid}" if view.pid else ""
-        pid = pid if wanted <= room - len(pid) else ""
+        pid = pid if min(wanted, need + 9) <= room - len(pid) else ""
         text.append(f"{pid}  ", style="dim")
         room = max(0, room - len(pid))
         if cd is not None:
-            text.append_text(countdown_text(cd, room, short=len(cd.text) + 8 > room))
+            text.append_text(countdown_text(cd, room, short=len(cd.text) > room))
         else:
             text.append_text(fit(Text(words, style=lk.style if view.phase is Phase.ENDED
                                       else ""), room))
-        if self.note:
-            text.append(" " + self.note, style="bold yellow")
+        if note:
+            text.append(" " + note, style="bold yellow")
         return text
 
 
