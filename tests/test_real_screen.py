@@ -598,7 +598,10 @@ def test_an_attached_console_shows_a_shutdown_begun_elsewhere(installed, tmp_pat
         screen.wait_text("proctui down (from")
         title = next(line for line in screen.lines() if "Quitting" in line)
         assert ("d detaches" in title) == read_only, title
-        assert ("kill all" in title) != read_only, title
+        assert ("kill all" in title) != read_only and "again" not in title, title
+        # The hint said "d detaches (everything keeps running)".
+        screen.wait_text("the supervisor is stopping everything (proctui down)")
+        assert "keeps running" not in screen.text(), screen.text()
         assert down.wait(timeout=60) == 0
     finally:
         screen.close()

@@ -208,6 +208,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
         printer.say(core.gone)
         printer.finish(2.0)
         return 1
-    printer.say(f"detached; {where} goes on ({again} comes back to it)")
+    goes_on = "goes on stopping everything" if core.shutting_down else "goes on"
+    printer.say(f"detached; {where} {goes_on} ({again} comes back to it)")
     printer.finish(2.0)
     return 0

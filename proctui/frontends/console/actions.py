@@ -354,6 +354,12 @@ class QuitActions(_Base):
         if self.quitting or not (why == Why.DOWN.value or (self.attached is not None and
                                  self.core.shutting_down)):
             return
+        from proctui.frontends.console.panels import Hint
+
+        self._panel.elsewhere = True
+        if self.attached is not None:  # it said "everything keeps running"
+            self.query_one(Hint).items = (f"the supervisor is stopping everything ({why})",
+                                          f"{keys.shown('detach')} detaches")
         self._quit_shown(f"{why} (from another terminal)" if why == Why.DOWN.value else
                          f"the supervisor is shutting down ({why or 'stop everything'})")
 

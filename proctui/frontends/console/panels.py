@@ -21,6 +21,7 @@ class ShutdownPanel(Widget):
     views: reactive[tuple[ProcessView, ...]] = reactive((), layout=True)
     now: reactive[float] = reactive(0.0)  # the tick's one reading of the clock
     read_only = False  # a read-only console's panel offers no key that acts
+    elsewhere = False  # the shutdown began elsewhere: q was never pressed here
 
     def show(self, views: list[ProcessView], now: float) -> None:
         self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
@@ -36,7 +37,8 @@ class ShutdownPanel(Widget):
         width = self.size.width
         again, abandon = shown("quit"), shown("abandon_and_exit")
         title = (f"Quitting: waiting for {count} process{'es' if count != 1 else ''} to stop"
-                 f" · {again} again: kill all now · {abandon}: abandon all and exit")
+                 f" · {again}{'' if self.elsewhere else ' again'}: kill all now · "
+                 f"{abandon}: abandon all and exit")
         if len(title) > width:  # one line, always: the rows below must all stay in view
             title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
         if self.read_only:  # q only detaches there, and Q is refused
