@@ -16,6 +16,22 @@ def console(installed, tmp_path, *commands: str, rows: int, columns: int) -> Scr
                    str(tmp_path / "run"), *commands], tmp_path, rows, columns)
 
 
+def asking(installed, tmp_path, rows: int, columns: int, *more: str) -> Screen:
+    """A console on a process that ignores SIGTERM, asked about at a 0.5 s deadline."""
+    return Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                   str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
+                   "stub=trap '' TERM; while :; do sleep 0.2; done", *more], tmp_path,
+                  rows, columns)
+
+
+def kill_and_quit(screen: Screen) -> None:
+    """K on the selected process, then q: the console ends."""
+    screen.press(b"K")
+    screen.wait_text("killed with SIGKILL")
+    screen.press(b"q")
+    screen.finish()
+
+
 def newest_above_key_bar(lines: list[str], text: str) -> bool:
     """``text`` is the last line of output: the row just above the key bar."""
     filled = [line for line in lines if line.strip()]
@@ -491,9 +507,7 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
 def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp_path):
     """d, z, s under a question (the key bar below still shows them) did nothing and said
     nothing: each now says the question comes first, and still nothing is done."""
-    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
-                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
-                     "stub=trap '' TERM; while :; do sleep 0.2; done"], tmp_path, 30, 120)
+    screen = asking(installed, tmp_path, 30, 120)
     try:
         screen.wait_text("running")
         screen.press(b"s")
@@ -502,10 +516,7 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
             screen.press(key.encode())
             screen.wait_text(f"{key}: a question is open first", timeout=10)
         assert "stop timeout reached" in screen.text() and "panes" not in screen.text()
-        screen.press(b"K")
-        screen.wait_text("killed with SIGKILL")
-        screen.press(b"q")
-        screen.finish()
+        kill_and_quit(screen)
     finally:
         screen.close()
 
@@ -567,10 +578,7 @@ def test_a_narrow_pane_header_keeps_the_outcome_and_the_countdown(installed, tmp
         screen.wait(lambda lines: any(line.startswith(" ◐ payments-gateway-worker")
                                       and "SIGKILL in" in line for line in lines),
                     what="the countdown in the pane's header")
-        screen.press(b"K")
-        screen.wait_text("killed with SIGKILL")
-        screen.press(b"q")
-        screen.finish()
+        kill_and_quit(screen)
     finally:
         screen.close()
 
@@ -616,9 +624,7 @@ def test_an_attached_console_shows_a_shutdown_begun_elsewhere(installed, tmp_pat
 def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, columns):
     """The question's hint wrapped as text: "... · a" ended a line and "abandon" began
     the next, at 80 and 60 columns."""
-    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
-                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
-                     "stub=trap '' TERM; while :; do sleep 0.2; done"], tmp_path, rows, columns)
+    screen = asking(installed, tmp_path, rows, columns)
     try:
         screen.wait_text("running")
         screen.press(b"s")
@@ -638,10 +644,7 @@ def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, 
         screen.press(b"\x7f\x7f\x7f")
         screen.wait(lambda lines: any("Extend 30s e" in line for line in lines) and
                     "by 30s" in "\n".join(lines), what="the step again, not 0s")
-        screen.press(b"K")
-        screen.wait_text("killed with SIGKILL")
-        screen.press(b"q")
-        screen.finish()
+        kill_and_quit(screen)
     finally:
         screen.close()
 
@@ -669,7 +672,7 @@ def test_an_attached_console_says_when_its_supervisor_stops_answering(installed,
         screen.wait_text("running")
         os.kill(pid, signal.SIGSTOP)
         screen.wait_text("no answer from the supervisor for", timeout=20)
-        screen.wait_text("kill -CONT it")
+        screen.wait_text(f"it is stopped: kill -CONT {pid}")
         os.kill(pid, signal.SIGCONT)
         screen.wait(lambda lines: "no answer" not in "\n".join(lines), what="the banner gone")
     finally:
@@ -684,10 +687,7 @@ def test_the_table_goes_on_under_the_palette_over_a_question(installed, tmp_path
     its ages froze until the palette closed (13 to 18 s seen)."""
     import re
 
-    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
-                     str(tmp_path / "run"), "--stop-timeout", "0.5", "--on-timeout", "ask",
-                     "stub=trap '' TERM; while :; do sleep 0.2; done", "web=sleep 100"],
-                    tmp_path, 30, 120)
+    screen = asking(installed, tmp_path, 30, 120, "web=sleep 100")
 
     def web_age(lines: list[str]) -> int | None:
         row = next((line for line in lines if re.match(r"2 . web ", line)), "")
@@ -707,10 +707,7 @@ def test_the_table_goes_on_under_the_palette_over_a_question(installed, tmp_path
         screen.press(b"\x1b")
         screen.wait(lambda lines: "Search for commands" not in "\n".join(lines),
                     what="the palette closed")
-        screen.press(b"K")
-        screen.wait_text("killed with SIGKILL")
-        screen.press(b"q")
-        screen.finish()
+        kill_and_quit(screen)
     finally:
         screen.close()
 
@@ -766,9 +763,6 @@ def test_a_grid_cell_header_keeps_name_countdown_and_note_at_80_columns(installe
                                       for line in lines), what="countdown and note, whole")
         assert any("● web-fronten…" in line and "up " in line for line in screen.lines()), \
             screen.text()
-        screen.press(b"K")
-        screen.wait_text("killed with SIGKILL")
-        screen.press(b"q")
-        screen.finish()
+        kill_and_quit(screen)
     finally:
         screen.close()

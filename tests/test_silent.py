@@ -120,7 +120,8 @@ def test_an_attached_console_reconnects_when_the_supervisor_stops_answering(stop
         freeze(d)
         screen.wait(lambda lines: any(re.search(
             r"reconnecting · link lost \d+s ago · (next try in \d+s|trying now…) · d "
-            r"detaches · the supervisor \(pid \d+\) is not answering", line)
+            r"detaches · (the supervisor \(pid \d+\) is not answering|it is stopped: "
+            r"kill -CONT \d+)", line)
             for line in lines), timeout=TIMEOUT * 2 + 20, what="the banner")
         screen.press(b"s")
         screen.wait_text("not connected: reconnecting")

@@ -205,9 +205,6 @@ class Extend(Named):
     def apply(self, core: Core) -> Future[Reply]:
         return core.extend(self.name, self.by, Who.OPERATOR)
 
-    def journal_fields(self) -> dict[str, object]:
-        return {} if self.by is None else {"by": self.by}
-
 
 @dataclass(frozen=True)
 class StopAll(CoreCommand):

@@ -67,8 +67,12 @@ class CoreCommand(Simple):
         raise NotImplementedError
 
     def journal_fields(self) -> dict[str, object]:
-        """What the journal keeps of it beside op, name and who sent it."""
-        return {}
+        """What the journal keeps of it beside op, name and who sent it: its arguments
+        that are numbers or flags (an extend's seconds), never a client's words."""
+        from dataclasses import fields
+
+        return {f.name: value for f in fields(self)
+                if isinstance(value := getattr(self, f.name), int | float | bool)}
 
 
 @dataclass(frozen=True)

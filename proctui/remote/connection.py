@@ -60,7 +60,7 @@ class NotAnswering(NoSupervisor):
             who = f"{where}: {who}"
         when = time.strftime("%H:%M:%S", time.localtime(since))
         state = _state(pid) if local else None
-        hint = "it is stopped (SIGSTOP? kill -CONT it)" if state == "T" else \
+        hint = f"it is stopped: kill -CONT {pid}" if state == "T" else \
             "it may be stopped or stuck"
         super().__init__(f"{who} is not answering (since {when}); {hint}")
 
