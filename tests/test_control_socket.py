@@ -671,3 +671,28 @@ def test_a_client_behind_the_scrollback_gets_the_newest_lines_at_once(served):
     caught_up = push(oldest)
     assert caught_up["f"] == oldest and caught_up["d"] == 0
     assert caught_up["l"][0] == buf.read(oldest, 1).lines[0]
+
+
+def test_a_push_says_when_output_has_stopped_so_a_console_draws_it_at_once(served):
+    """'q' on a push that brings a client everything of a process gone quiet: an attached
+    console drew a flood's end at its next tick, up to 100 ms late. Output still coming
+    is not 'q', and the next push says it once it has stopped, with or without lines."""
+    code = "import sys,time\nfor i in range(10): print(i)\nsys.stdout.flush()\ntime.sleep(60)\n"
+    s = served([pyspec("burst", code), pyspec("flood", FLOOD)])
+    wait_until(lambda: s.sup.buffer("burst").output_total == 10, what="the burst")
+    time.sleep(0.05)  # (what is measured is the quiet after it)
+
+    def push(c: slots.Client) -> dict[str, dict]:  # type: ignore[type-arg]
+        c.writer = _Collected()  # type: ignore[assignment]
+        asyncio.run(s.server._push(c))
+        return {m["n"]: m for m in _messages(c.writer.data) if m.get("t") == "out"}  # type: ignore[attr-defined]
+
+    c = slots.Client(writer=None, pid=0, sent={"burst": 0, "flood": 0},  # type: ignore[arg-type]
+                     partial={"burst": "\0", "flood": "\0"}, cleared={"burst": -1, "flood": -1})
+    got = push(c)
+    assert got["burst"]["q"] is True and got["flood"]["q"] is False
+    assert c.busy == {"flood"} and c.news.is_set(), "a push to come for the flood"
+    # A process that stopped right after a push not marked quiet: the next push says so.
+    c.busy.add("burst")
+    again = push(c)
+    assert again["burst"]["q"] is True and again["burst"]["l"] == [] and "burst" not in c.busy

@@ -81,6 +81,7 @@ class RemoteCore:
         self._kind, self._output = kind, output
         self._wants_usage = False
         self._resumed: set[str] = set()  # panes whose first output after a new link is due
+        self._busy: set[str] = set()  # processes whose output is still coming (no "q")
         self._closing = threading.Event()
         self._backoff = Backoff()
         self._seq = 0
@@ -223,16 +224,14 @@ class RemoteCore:
             if buf is not None:
                 streams = [s for s, count in m["s"] for _ in range(count)]
                 missed = m.get("d", 0)
-                note = None
-                if missed:
-                    note = (f"{missed} line{'s' if missed != 1 else ''} missed while the "
-                            "link was down (the supervisor no longer holds them)"
-                            if name in self._resumed else
-                            f"{missed} line{'s' if missed != 1 else ''} not shown: this "
-                            "console fell behind")
+                lines = f"{missed} line{'s' if missed != 1 else ''}"
+                note = (f"{lines} missed while the link was down (the supervisor no longer "
+                        "holds them)" if name in self._resumed else
+                        f"{lines} not shown: this console fell behind") if missed else None
                 self._resumed.discard(name)
                 buf.receive(m["f"], m["l"], streams, m["o"], m["p"], m["c"], gap=note)
                 self.dropped += missed
+                self._busy.discard(name) if m.get("q") else self._busy.add(name)
         elif kind == "views":
             for d in m["views"]:
                 view = wire.view_from_dict(d)
@@ -251,6 +250,10 @@ class RemoteCore:
         self._bell.ring()
 
     # -- reading state --------------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:  # no output still coming, as the last pushes said
+        return not self._busy
 
     def views(self) -> list[ProcessView]:
         views = self._views

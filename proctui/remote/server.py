@@ -48,6 +48,7 @@ PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
 BATCH = 256 << 10  # bytes of output in one push (more follow at the next tick)
 LINES_PER_PUSH = 5000  # of one process, in one push
+QUIET_AFTER = 0.01  # seconds without output: a push that catches up is a burst's end
 MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
@@ -283,8 +284,14 @@ class Server:
         for name, start in c.sent.items():
             buf = core.buffer(name)
             mark = buf.mark()  # one instant, under the buffer's lock
+            quiet = time.monotonic() - buf.appended_at >= QUIET_AFTER
             if (mark.total == start and mark.partial == c.partial[name]
                     and mark.cleared_before == c.cleared[name]):
+                if quiet and name in c.busy:  # its last push was a burst's end after all
+                    c.busy.discard(name)
+                    w.write(wire.dumps({"t": "out", "n": name, "f": start, "l": [], "s": [],
+                                        "d": 0, "o": mark.output_total, "p": mark.partial,
+                                        "c": mark.cleared_before, "q": True}))
                 continue
             first = max(start, mark.first)
             if start < mark.first:
@@ -296,10 +303,15 @@ class Server:
             c.sent[name] = got.first + len(got.lines)
             c.partial[name] = got.partial
             c.cleared[name] = mark.cleared_before
+            # "q": this process has gone quiet and the client has all of it, so a console
+            # may draw it now rather than at its next tick (up to 100 ms later); else the
+            # next push says so once it has (c.busy).
+            quiet = quiet and c.sent[name] >= mark.total
+            (c.busy.discard if quiet else c.busy.add)(name)
             data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
                                "s": pages.runs(got.streams), "d": max(0, got.first - start),
                                "o": mark.output_total, "p": got.partial,
-                               "c": mark.cleared_before})
+                               "c": mark.cleared_before, "q": quiet})
             w.write(data)
             size += len(data)
             if c.sent[name] < mark.total or size >= BATCH:
@@ -309,6 +321,8 @@ class Server:
                 c.news.set()
                 if size >= BATCH:
                     break
+        if c.busy:
+            c.news.set()  # a push to come, even with no news: to say when output stopped
 
     def _state(self) -> dict[str, Any]:
         core = self.core

@@ -32,6 +32,7 @@ class Client:
     sent: dict[str, int] = field(default_factory=dict)  # next line number to send
     partial: dict[str, str] = field(default_factory=dict)
     cleared: dict[str, int] = field(default_factory=dict)
+    busy: set[str] = field(default_factory=set)  # output last pushed still coming ("q")
     state: dict[str, Any] | None = None
     wants_usage: bool = False
     kind: str = ""  # what it said it is: "console", "down", "logs", ...

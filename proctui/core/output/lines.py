@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import threading
+import time
 from collections import deque
 from enum import IntEnum
 from itertools import islice, repeat
@@ -262,12 +263,14 @@ class OutputBuffer:
         self.partial = ""
         self.cleared_before = 0  # line numbers below this were cleared by the operator
         self.renumbered = 0  # times a mirror's held lines took new numbers (see receive)
+        self.appended_at = 0.0  # when output last came (monotonic): has it gone quiet?
 
     def append(self, stream: int, lines: list[str] | Chunk,
                partial: str | None = None) -> None:
         count = len(lines)
         if isinstance(lines, Chunk):
             lines = lines.tail(self.capacity)  # the others would be pushed out at once
+        self.appended_at = time.monotonic()
         with self._lock:
             if count:
                 self._lines.extend(lines)

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from proctui.frontends.console.dialogs import AskScreen, Decision
 
 REFRESH_HZ = 10  # the design asks 10 to 20 Hz; every extra tick costs idle CPU
+SETTLED_GAP = 0.02  # seconds between two draws when an attached console's news has ended
 MIN_PANE = (40, 6)  # columns, rows: a border, a header and three lines of output
 
 
@@ -238,7 +239,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
 
     def _soon(self, delay: float | None = None) -> None:
         if delay is None:
-            delay = max(0.0, self._last_tick + 1 / self.refresh_hz - time.monotonic())
+            # Output still coming waits for the next tick (at most refresh_hz draws a
+            # second); a burst the supervisor says has ended is drawn at once.
+            gap = SETTLED_GAP if getattr(self.core, "settled", False) else 1 / self.refresh_hz
+            delay = max(0.0, self._last_tick + gap - time.monotonic())
         due = time.monotonic() + delay
         if self._next is not None:
             if self._next_due <= due:
