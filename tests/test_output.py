@@ -154,6 +154,49 @@ def test_a_buffer_keeps_the_last_lines_of_a_chunk_bigger_than_itself():
     assert by_chunk.read(0).lines[-1] == "line 249"
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_chunks_left_unsplit_read_as_lists_would(seed):
+    """Chunks wait unsplit until someone reads: whatever mix of chunks and lists, small
+    or bigger than the ring, cleared or not, with reads anywhere between, every read and
+    every count is what a buffer fed the same lines as lists gives."""
+    rng = random.Random(seed)
+    capacity = rng.choice([1, 5, 50, 64, 200])
+    lazy, eager = OutputBuffer(capacity), OutputBuffer(capacity)
+    n = 0
+    for _ in range(rng.randint(1, 80)):
+        roll = rng.random()
+        if roll < 0.05:
+            lazy.clear()
+            eager.clear()
+            continue
+        stream = rng.choice([Stream.STDOUT, Stream.STDERR, Stream.PROCTUI])
+        lines = [f"{n + k}" for k in range(rng.choice([0, 1, 3, capacity - 1, capacity,
+                                                        capacity + 1, 3 * capacity]))]
+        n += len(lines)
+        piece = Chunk(text="\n".join(lines), count=len(lines)) if roll < 0.8 else lines
+        lazy.append(stream, piece, f"p{n}")
+        eager.append(stream, list(lines), f"p{n}")
+        assert (lazy.total, lazy.output_total, lazy.first, len(lazy)) == \
+            (eager.total, eager.output_total, eager.first, len(eager))
+        assert lazy.mark() == eager.mark()
+        if rng.random() < 0.3:
+            start = rng.randint(0, n + 1)
+            count = rng.choice([None, 1, 7, capacity])
+            assert lazy.read(start, count) == eager.read(start, count)
+    assert lazy.read(0) == eager.read(0)
+
+
+def test_a_flood_nobody_reads_is_not_split():
+    buf = OutputBuffer(capacity=100)
+    chunks = [Chunk(text="\n".join(f"{i}-{j}" for j in range(500)), count=500)
+              for i in range(20)]
+    for chunk in chunks:
+        buf.append(Stream.STDOUT, chunk)
+    assert not buf._lines  # nobody split them: a read does, the last 100 lines only
+    assert buf.total == 10_000 and len(buf) == 100
+    assert buf.read(9_998).lines == ["19-498", "19-499"]
+
+
 def test_ring_buffer_is_bounded_and_counts_everything():
     buf = OutputBuffer(capacity=100)
     for i in range(10):

@@ -244,6 +244,9 @@ class Mark:
     output_total: int
 
 
+PENDING_MAX = 32  # chunks held unsplit at most: with a big scrollback none fills it
+
+
 class OutputBuffer:
     """A bounded ring of the last ``capacity`` lines of one process, thread-safe.
 
@@ -257,6 +260,10 @@ class OutputBuffer:
         self.capacity = capacity
         self._lines: deque[str] = deque(maxlen=capacity)
         self._streams: deque[int] = deque(maxlen=capacity)
+        # Chunks appended, not yet split into the ring (oldest first): headless, nobody
+        # reads a flood, and splitting the last lines of every read cost more than printing.
+        self._pending: list[tuple[int, Chunk]] = []
+        self._pending_count = 0
         self._lock = threading.Lock()
         self.total = 0
         self.output_total = 0  # lines the process printed (not proctui's notices)
@@ -268,29 +275,64 @@ class OutputBuffer:
     def append(self, stream: int, lines: list[str] | Chunk,
                partial: str | None = None) -> None:
         count = len(lines)
-        if isinstance(lines, Chunk):
-            lines = lines.tail(self.capacity)  # the others would be pushed out at once
         self.appended_at = time.monotonic()
         with self._lock:
             if count:
-                self._lines.extend(lines)
-                self._streams.extend(repeat(stream, len(lines)))
+                if isinstance(lines, Chunk):
+                    if count >= self.capacity:  # it alone fills the ring
+                        self._lines.clear()
+                        self._streams.clear()
+                        self._pending.clear()
+                        self._pending_count = 0
+                    self._pending.append((stream, lines))
+                    self._pending_count += count
+                    if len(self._pending) >= PENDING_MAX:
+                        self._settle()
+                else:
+                    self._settle()
+                    self._lines.extend(lines)
+                    self._streams.extend(repeat(stream, len(lines)))
                 self.total += count
                 if stream != Stream.PROCTUI:
                     self.output_total += count
             if partial is not None:
                 self.partial = partial
 
+    def _settle(self) -> None:
+        """Split the pending chunks into the ring (under the lock): only the newest
+        ``capacity`` lines of them, the rest would be pushed out at once."""
+        if not self._pending:
+            return
+        room = self.capacity
+        keep = 0
+        for _stream, chunk in reversed(self._pending):
+            keep += 1
+            room -= chunk.count
+            if room <= 0:
+                break
+        if room <= 0:
+            self._lines.clear()
+            self._streams.clear()
+        for stream, chunk in self._pending[-keep:]:
+            lines = chunk.tail(self.capacity)
+            self._lines.extend(lines)
+            self._streams.extend(repeat(stream, len(lines)))
+        self._pending.clear()
+        self._pending_count = 0
+
+    def _held(self) -> int:
+        return min(self.capacity, len(self._lines) + self._pending_count)
+
     def mark(self) -> Mark:
         with self._lock:
-            first = max(self.total - len(self._lines), self.cleared_before)
+            first = max(self.total - self._held(), self.cleared_before)
             return Mark(self.total, first, self.partial, self.cleared_before,
                         self.output_total)
 
     @property
     def first(self) -> int:
         """Line number of the oldest line still held."""
-        return max(self.total - len(self._lines), self.cleared_before)
+        return max(self.total - self._held(), self.cleared_before)
 
     def __len__(self) -> int:
         with self._lock:
@@ -299,6 +341,7 @@ class OutputBuffer:
     def read(self, start: int, count: int | None = None) -> OutputSlice:
         """Lines numbered ``start`` .. ``start + count`` (or to the end)."""
         with self._lock:
+            self._settle()
             held = len(self._lines)
             oldest = self.total - held
             first = max(start, oldest, self.cleared_before)
@@ -330,6 +373,7 @@ class OutputBuffer:
         become one PROCTUI line just before ``first``: the held lines are renumbered, and
         ``renumbered`` counts that for readers that keep anything by line number."""
         with self._lock:
+            self._settle()
             if gap is not None and first > self.total:
                 self._lines.append(gap)
                 self._streams.append(Stream.PROCTUI)
@@ -351,4 +395,6 @@ class OutputBuffer:
             self.cleared_before = self.total
             self._lines.clear()
             self._streams.clear()
+            self._pending.clear()
+            self._pending_count = 0
             self.partial = ""
