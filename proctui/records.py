@@ -3,29 +3,45 @@
 The standard decorator writes ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__`` and ``__delattr__`` as source text and compiles each: about 1 ms a class
 on an x86 host, ten times that under emulation on a small board, and proctui defines
-about a hundred records before its first frame. Here the standard decorator still
-collects the fields (and makes the slots), with nothing to compile, and the methods are
-shared functions that read the field names from the class. The classes are real
+about a hundred records before its first frame. Here the fields are collected as the
+standard decorator collects them (``_collect``), the slots class is made once, and the
+methods are shared functions that read the field names from the class. The classes are real
 dataclasses (``fields``, ``replace`` and ``asdict`` work) and behave as the standard
 frozen ones do; a test compares every record of proctui with its standard twin.
 
 Anything else (not frozen, ``eq=False``, ``order``, ``kw_only``, ``__post_init__``, a
-field with ``init=False`` or its own ``hash``, a standard frozen base) goes to the
+field with ``init=False`` or its own ``hash``, an ``InitVar`` or ``KW_ONLY``, a standard
+frozen base) goes to the
 standard decorator unchanged. One rule: a class made here cannot be the base of a
 standard frozen dataclass (the standard one refuses it at import, loudly).
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError
-from typing import Any, TypeVar, dataclass_transform, overload
+from typing import Any, ClassVar, TypeVar, dataclass_transform, get_origin, overload
 
 T = TypeVar("T")
 _STANDARD = dataclasses.dataclass
 _MARK = "__proctui_record__"  # (init names, defaults, factories, repr names, compare names)
+_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # a field, not a ClassVar or InitVar
+_CLASSVAR = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
+_CLASSVAR_TEXT = re.compile(r"\s*(?:typing\s*\.\s*)?ClassVar\b")
+_SPECIAL = ("ClassVar", "InitVar", "KW_ONLY")  # annotations only the standard one reads
+
+
+@_STANDARD(init=False, repr=False, eq=False)
+class _Params:
+    """Its parameters are every record's: what the standard decorator gave them when it
+    collected their fields (a record's own methods are not the decorator's)."""
+
+
+_PARAMS = _Params.__dataclass_params__  # type: ignore[attr-defined]
 
 
 @overload
@@ -43,17 +59,21 @@ def dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
 
 
 def _make(cls: type[T], options: dict[str, Any]) -> type[T]:
-    if not _fast(cls, options):
+    collected = _collect(cls) if _fast(cls, options) else None
+    if collected is None:
         made: type[T] = _STANDARD(cls, **options)
         return made
-    had_doc = bool(cls.__dict__.get("__doc__"))
-    if not had_doc:
-        cls.__doc__ = "-"  # else the standard one works out a signature, to be replaced
-    cls = _STANDARD(cls, init=False, repr=False, eq=False,
-                    slots=options.get("slots", False))
-    every = dataclasses.fields(cls)  # type: ignore[arg-type]
+    every, fields_by_name = collected
     if any(not f.init or f.hash is not None or f.kw_only is True for f in every):
         raise TypeError(f"{cls.__name__}: a field proctui's records do not support")
+    had_doc = bool(cls.__dict__.get("__doc__"))
+    target: Any = cls
+    target.__dataclass_fields__ = fields_by_name
+    target.__dataclass_params__ = _PARAMS
+    if "__match_args__" not in cls.__dict__:
+        target.__match_args__ = tuple(f.name for f in every)  # type: ignore[misc]
+    if options.get("slots", False):
+        cls = _with_slots(cls, every)
     names = tuple(f.name for f in every)
     defaults = {f.name: f.default for f in every if f.default is not MISSING}
     factories = {f.name: f.default_factory for f in every
@@ -82,7 +102,94 @@ def _make(cls: type[T], options: dict[str, Any]) -> type[T]:
         setattr(cls, key, method)
     if not had_doc:
         cls.__doc__ = cls.__name__ + _signature(every)
+    abc.update_abstractmethods(cls)
     return cls
+
+
+def _collect(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...],
+                                 dict[str, dataclasses.Field[Any]]] | None:
+    """The fields, as the standard decorator collects them (the bases' first), or None
+    for what only it knows how to read: a ClassVar, an InitVar, a KW_ONLY marker.
+
+    Done here rather than by the standard decorator with nothing to generate: that one
+    still looked at every annotation through the typing module and made each slots
+    class twice, 7 ms of proctui's start for its hundred records on an x86 host."""
+    found: dict[str, dataclasses.Field[Any]] = {}
+    for base in cls.__mro__[-1:0:-1]:
+        inherited = base.__dict__.get("__dataclass_fields__")
+        if inherited:
+            found.update((f.name, f) for f in inherited.values() if _kind(f) is _FIELD)
+    seen_default = False
+    for name, kind in inspect.get_annotations(cls).items():
+        if _is_classvar(kind):
+            # Not a field, but kept among them as the standard one keeps it.
+            f = dataclasses.field(default=cls.__dict__.get(name, MISSING))
+            f.name, f.type = name, kind
+            _mark(f, _CLASSVAR)
+            found[name] = f
+            continue
+        if any(word in (kind if isinstance(kind, str) else repr(kind)) for word in _SPECIAL):
+            return None
+        default = cls.__dict__.get(name, MISSING)
+        if isinstance(default, dataclasses.Field):
+            f = default
+            if f.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
+        else:
+            if default is not MISSING and default.__class__.__hash__ is None:
+                raise ValueError(f"mutable default {type(default)} for field {name} is not "
+                                 "allowed: use default_factory")
+            f = dataclasses.field(default=default)
+        f.name, f.type = name, kind
+        _mark(f, _FIELD)
+        found[name] = f
+    made = tuple(f for f in found.values() if _kind(f) is _FIELD)
+    for f in made:
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        if seen_default and not has_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        seen_default = seen_default or has_default
+    for name, value in cls.__dict__.items():
+        if isinstance(value, dataclasses.Field) and name not in found:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    return made, found
+
+
+def _kind(f: dataclasses.Field[Any]) -> object:
+    """A field's own kind: a field, a ClassVar or an InitVar (the standard one's mark)."""
+    return getattr(f, "_field_type", None)
+
+
+def _mark(f: dataclasses.Field[Any], kind: object) -> None:
+    f._field_type = kind  # type: ignore[attr-defined]
+
+
+def _is_classvar(kind: object) -> bool:
+    if isinstance(kind, str):
+        return _CLASSVAR_TEXT.match(kind) is not None
+    return kind is ClassVar or get_origin(kind) is ClassVar
+
+
+def _with_slots(cls: type[T], every: tuple[dataclasses.Field[Any], ...]) -> type[T]:
+    """The class made again with ``__slots__`` for its fields, as the standard one does."""
+    body = dict(cls.__dict__)
+    inherited: set[str] = set()
+    for base in cls.__mro__[1:-1]:
+        slots = base.__dict__.get("__slots__", ())
+        inherited.update((slots,) if isinstance(slots, str) else slots)
+    body["__slots__"] = tuple(f.name for f in every if f.name not in inherited)
+    for f in every:
+        body.pop(f.name, None)
+    body.pop("__dict__", None)
+    body.pop("__weakref__", None)
+    qualname = getattr(cls, "__qualname__", None)
+    meta: Any = type(cls)
+    made: type[T] = meta(cls.__name__, cls.__bases__, body)
+    if qualname is not None:
+        made.__qualname__ = qualname
+    return made
 
 
 def _fast(cls: type, options: dict[str, Any]) -> bool:

@@ -8,6 +8,8 @@ import dataclasses
 import importlib
 import pickle
 import pkgutil
+import typing
+from typing import ClassVar
 
 import pytest
 
@@ -170,3 +172,50 @@ def test_what_it_does_not_make_goes_to_the_standard_decorator():
     p.a = 2  # not frozen
     assert Ordered(1) < Ordered(2)
     assert OnStandard(1) == OnStandard(1, 0)
+
+
+def test_fields_are_collected_as_the_standard_decorator_collects_them():
+    """A ClassVar is no field but keeps its value; a field() default becomes the class
+    attribute (or none); a mutable default and a non-default after a default are
+    refused; a slots record on a slots record adds only its own slots."""
+    def both(body: dict[str, object], annotations: dict[str, object], **options: bool):
+        made = []
+        for decorate in (dataclass, dataclasses.dataclass):
+            made.append(_error(lambda d=decorate: d(frozen=True, **options)(
+                type("R", (), {"__annotations__": dict(annotations), **body}))))
+        return made
+
+    for body, given in (
+            ({"a": []}, {"a": "list[int]"}),
+            ({"a": 1}, {"a": "int", "b": "int"}),
+            ({"a": dataclasses.field(default=1)}, {"a": int, "b": int})):
+        mine, theirs = both(body, given)
+        assert mine is not None and mine == theirs
+
+    @dataclass(frozen=True, slots=True)
+    class Mine:
+        kind: ClassVar[str] = "k"
+        other: typing.ClassVar[int] = 3
+        a: int = dataclasses.field(default=1)
+        b: list[int] = dataclasses.field(default_factory=list)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Theirs:
+        kind: ClassVar[str] = "k"
+        other: typing.ClassVar[int] = 3
+        a: int = dataclasses.field(default=1)
+        b: list[int] = dataclasses.field(default_factory=list)
+
+    assert records._MARK in Mine.__dict__
+    assert [f.name for f in dataclasses.fields(Mine)] == ["a", "b"]
+    assert list(Mine.__dataclass_fields__) == list(Theirs.__dataclass_fields__)
+    assert (Mine.kind, Mine.other, Mine().a, Mine.__slots__) == \
+        (Theirs.kind, Theirs.other, Theirs().a, Theirs.__slots__)
+    assert "a" not in Mine.__dict__ or not isinstance(Mine.__dict__["a"], dataclasses.Field)
+
+    @dataclass(frozen=True, slots=True)
+    class Child(Mine):
+        c: int = 0
+
+    assert Child.__slots__ == ("c",) and Child(2, [1], 3).c == 3
+    assert dataclasses.replace(Child(), c=5) == Child(c=5)

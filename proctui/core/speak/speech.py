@@ -49,14 +49,17 @@ def status_line(status: str, errno: int | None) -> str:
     return f"{text} · errno {errno}" if text else f"errno {errno}"
 
 
-@dataclass(slots=True)
 class _Said:
-    """What a run said last, so that a repeated message is not a new notice."""
+    """What a run said last, so that a repeated message is not a new notice (a plain
+    class: a mutable dataclass's methods are compiled at import)."""
 
-    status: str = ""
-    errno: int | None = None
-    main_pid: int | None = None
-    stopping: bool = False
+    __slots__ = ("errno", "main_pid", "status", "stopping")
+
+    def __init__(self) -> None:
+        self.status = ""
+        self.errno: int | None = None
+        self.main_pid: int | None = None
+        self.stopping = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,14 +41,17 @@ MEMORY = 8 << 20  # and at most about this many bytes of them as JSON (some 20 M
 Entry = dict[str, object]
 
 
-@dataclass(slots=True)
 class _Chatter:
-    """Chatter of one process and kind within the current second."""
+    """Chatter of one process and kind within the current second (a plain class: a
+    mutable dataclass's methods are compiled at import)."""
 
-    second: float  # when the current second began
-    written: int = 0
-    skipped: int = 0  # coalesced away since the last entry written
-    pending: Entry | None = None  # the latest of them, written when it matters
+    __slots__ = ("pending", "second", "skipped", "written")
+
+    def __init__(self, second: float) -> None:
+        self.second = second  # when the current second began
+        self.written = 0
+        self.skipped = 0  # coalesced away since the last entry written
+        self.pending: Entry | None = None  # the latest of them, written when it matters
 
 
 class Journal:
