@@ -3,7 +3,9 @@ a client that comes in between waits and is answered, never told nobody is there
 
 from __future__ import annotations
 
+import subprocess
 import threading
+import time
 
 import pytest
 
@@ -12,6 +14,7 @@ from proctui.protocol import wire
 from proctui.remote import listener
 from proctui.remote.client import Connection, NoSupervisor
 from proctui.remote.listener import Listener
+from tests.conftest import PY
 
 
 class Client(threading.Thread):
@@ -82,3 +85,36 @@ def test_without_a_first_frame_it_is_served_all_the_same(supervised, monkeypatch
         assert client.names == ["svc"], client.error
     finally:
         control.close()
+
+
+def test_on_knock_a_client_is_served_when_it_comes_and_never_sooner(supervised,
+                                                                     monkeypatch):
+    """A headless run binds with on_knock: the first client is answered at once (long
+    before SERVE_AT_THE_LATEST), and until one comes the server is not even loaded."""
+    monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 60.0)
+    sup, run_dir = supervised
+    control = Listener(sup, run_dir, source="test")
+    try:
+        assert control.bind(on_knock=True) is None
+        time.sleep(0.3)  # nobody knocks: nothing is served
+        assert control.server is None
+        asked = time.monotonic()
+        client = Client(run_dir)
+        client.join(20)
+        assert client.names == ["svc"], client.error
+        assert time.monotonic() - asked < 15, "served when it knocked, not at 60 s"
+        assert control.server is not None
+    finally:
+        control.close()
+    assert not (run_dir.path / wire.SOCKET).exists()
+
+
+def test_a_short_headless_run_never_loads_the_server(tmp_path):
+    probe = ("import sys\nfrom proctui.frontends import headless\n"
+             "from proctui.config.shell import from_commands\n"
+             "from proctui.core.store.rundir import RunDir\n"
+             f"from pathlib import Path\nrd = RunDir(Path({str(tmp_path / 'run')!r})); rd.open()\n"
+             "status = headless.run(from_commands(['true']).processes, run_dir=rd)\n"
+             "print(status, 'proctui.remote.server' in sys.modules)\n")
+    got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert got.stdout.split()[-2:] == ["0", "False"], (got.stdout, got.stderr)

@@ -213,7 +213,7 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     to end; ``ready`` is called once every process was launched, with the socket's error
     if it could not be made."""
     from proctui.frontends.upstream import Upstream
-    from proctui.remote.server import serve
+    from proctui.remote.listener import Listener
 
     stream = out or sys.stdout
     # Before any process starts: the manager's variables are proctui's, not theirs.
@@ -229,15 +229,14 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             stream.flush()
             sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
-    servers = []
+    control = Listener(sup, run_dir, source, reload_from)
 
     def started() -> None:
         from proctui.startup import resume
 
         resume()  # started: every process is launched
-        server, error = serve(sup, run_dir, source, reload_from)
-        if server is not None:
-            servers.append(server)
+        # Served when a client first connects: a short run never loads the server.
+        error = control.bind(on_knock=True)
         if error is not None and linger:
             # Nobody could ever attach to it, or stop it but by a signal: do not stay.
             sup.set_interactive(False)
@@ -252,8 +251,7 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
 
         # A detached supervisor's printer writes to supervisor.log already.
         keep_summary(run_dir, sup, terminal_gone=False if linger else None)
-        for server in servers:
-            server.close()
+        control.close()
         if upstream is not None:
             upstream.close()
 

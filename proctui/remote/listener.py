@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import stat
 import threading
@@ -84,8 +85,11 @@ class Listener:
         # SERVE_AT_THE_LATEST later): what `proctui status` says as its uptime.
         self.started_wall = time.time()
 
-    def bind(self) -> str | None:
-        """Bind the socket: why not, if it cannot be (said to the core too)."""
+    def bind(self, *, on_knock: bool = False) -> str | None:
+        """Bind the socket: why not, if it cannot be (said to the core too). With
+        ``on_knock`` it is served as soon as a client connects (a headless run: most
+        end before anyone asks, and never load the server), else only by ``serve()``;
+        either way at the latest ``SERVE_AT_THE_LATEST`` seconds from now."""
         run_dir = self.run_dir
         if run_dir is None or run_dir.fd is None:
             self._done = True
@@ -95,10 +99,21 @@ class Listener:
         except OSError as e:
             self._done = True
             return self._failed(e)
-        self._timer = threading.Timer(SERVE_AT_THE_LATEST, self.serve)
-        self._timer.daemon = True
-        self._timer.start()
+        if on_knock:
+            threading.Thread(target=self._serve_on_knock, args=(self._bound[0],),
+                             name="proctui-knock", daemon=True).start()
+        else:
+            self._timer = threading.Timer(SERVE_AT_THE_LATEST, self.serve)
+            self._timer.daemon = True
+            self._timer.start()
         return None
+
+    def _serve_on_knock(self, sock: socket.socket) -> None:
+        # Waits outside the core's loop: a client's knock costs the core nothing, and
+        # a socket closed meanwhile (the run ended) leaves serve() nothing to do.
+        with contextlib.suppress(OSError, ValueError):
+            select.select([sock], [], [], SERVE_AT_THE_LATEST)
+        self.serve()
 
     def serve_soon(self) -> None:
         """``serve()`` from a thread of its own: the caller (the console's first frame)

@@ -341,19 +341,3 @@ class Server:
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
         loop.call_soon_threadsafe(fn)
-
-
-def serve(core: Supervisor, run_dir: RunDir | None, source: str = "",
-          reload_from: dispatch.Loader | None = None) -> tuple[Server | None, str | None]:
-    """Serve ``core`` on the run directory's control socket: the server, or why not.
-    ``reload_from`` reads the config again (``proctui reload``; None: no file)."""
-    if run_dir is None or run_dir.fd is None:
-        return None, None
-    server = Server(core, run_dir, source=source, reload_from=reload_from)
-    try:
-        server.start()
-    except OSError as e:
-        error = f"control socket {server.path}: {e.strerror or e}"
-        core.notice(f"{error}; proctui attach, status and down cannot reach this run")
-        return None, error
-    return server, None
