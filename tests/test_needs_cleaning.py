@@ -56,3 +56,56 @@ def test_the_printer_writes_a_chunk_as_it_writes_its_lines(colour, monkeypatch):
     monkeypatch.setattr(printer_module, "clean", lambda line, _c: cleaned.append(line))
     Printer(["web"], io.StringIO(), colour).lines("web", Chunk(plain))
     assert cleaned == []
+
+
+@pytest.mark.parametrize("colour", [True, False])
+def test_through_the_writer_every_chunk_is_the_bytes_its_text_would_be(colour, tmp_path):
+    """Plain ASCII goes out as bytes, prefixed in one replace and never joined; anything
+    else as text: a file written through the Writer holds the same bytes either way, in
+    order, however the chunks mix."""
+    import io
+    import os
+    import random
+
+    from proctui.core.output.lines import Chunk
+    from proctui.frontends.printer import Printer
+    from proctui.frontends.writer import Writer
+
+    rng = random.Random(7)
+    samples = ["plain", "é ✓ wide", "\x1b[31mred\x1b[0m", "tab\there", "", "x" * 300]
+    batches = [[rng.choice(samples) + f" {i}" for i in range(rng.randint(1, 50))]
+               for _ in range(60)]
+    path = tmp_path / "out"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        writer = Writer(fd)
+        through, expected = Printer(["web", "db"], writer, colour), io.StringIO()
+        by_text = Printer(["web", "db"], expected, colour)
+        for i, lines in enumerate(batches):
+            name = ("web", "db", None)[i % 3]
+            through.lines(name, Chunk(text="\n".join(lines), count=len(lines)))
+            by_text.lines(name, list(lines))
+        assert writer.drain(10)
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == expected.getvalue().encode()
+
+
+def test_the_writer_finishes_what_a_short_write_left(monkeypatch):
+    """A write may take less than it was given (a signal, a full pipe): the rest follows,
+    in order, never twice."""
+    import os
+
+    from proctui.frontends import writer as writer_module
+
+    got: list[bytes] = []
+
+    def writev(_fd: int, views: list[memoryview]) -> int:
+        taken = b"".join(bytes(v) for v in views)[:3]  # at most three bytes a call
+        got.append(taken)
+        return len(taken)
+
+    monkeypatch.setattr(os, "writev", writev)
+    pieces = [b"abc", b"", b"defgh", b"i" * 10, b"\n"] + [b"j"] * 2000
+    writer_module._write_all(1, pieces)
+    assert b"".join(got) == b"".join(pieces)

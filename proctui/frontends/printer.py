@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from proctui.core.output.lines import Chunk
-from proctui.core.output.text import clean, needs_cleaning
+from proctui.core.output.text import clean, needs_cleaning, plain_ascii
 from proctui.frontends.writer import Writer
 
 _COLOURS = ("36", "33", "32", "35", "34", "96", "93", "92", "95", "94")
@@ -39,6 +39,7 @@ class Printer:
         self.width = min(LABEL_MAX, max(len(n) for n in [*names, "proctui"]))
         self.colour = colour
         self._prefix: dict[str, str] = {}
+        self._bprefix: dict[str, bytes] = {}
         self._index = {name: i for i, name in enumerate(names)}
         if isinstance(out, Writer):
             out.note_prefix = self.prefix(None)
@@ -70,6 +71,16 @@ class Printer:
         # One scan of the whole chunk in C (the lines, not the prefix with its colour):
         # most output holds nothing to clean, and a flood of millions of lines must not
         # be cleaned, nor even split, one line at a time.
+        if isinstance(self.out, Writer):
+            data = plain_ascii(chunk.text)
+            if data is not None:
+                # Prefixed as bytes and handed over in pieces: the text, its copies with
+                # the prefix, and their encoding were five copies of a 256 KiB read.
+                bp = self._bprefix.get(p) or self._bprefix.setdefault(
+                    p, p.encode("utf-8", "replace"))
+                self.out.write_pieces((bp, data.replace(b"\n", b"\n" + bp), b"\n"),
+                                      chunk.count)
+                return
         if needs_cleaning(chunk.text, self.colour):
             colour = self.colour
             text = p + f"\n{p}".join(clean(line, colour) for line in chunk.lines) + "\n"

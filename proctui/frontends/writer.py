@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 
 BUDGET = 2 << 20  # bytes waiting for a slow reader before lines are dropped
+_IOV_MAX = 1024  # pieces one writev takes (Linux's and macOS's limit)
 
 
 class Writer:
@@ -35,11 +36,16 @@ class Writer:
         self._thread.start()
 
     def write(self, text: str, lines: int = 1) -> None:
-        data = text.encode("utf-8", "replace")
+        self.write_pieces((text.encode("utf-8", "replace"),), lines)
+
+    def write_pieces(self, pieces: tuple[bytes, ...], lines: int = 1) -> None:
+        """``lines`` lines, written as these pieces one after the other (never joined
+        here: a flood's pieces go to the kernel as they are)."""
+        size = sum(map(len, pieces))
         with self._cond:
             if self.broken is not None:
                 return
-            if self._size + len(data) > self.budget and self._queue:
+            if self._size + size > self.budget and self._queue:
                 self._dropped += lines
                 return
             if self._dropped:
@@ -48,8 +54,8 @@ class Writer:
                 self._queue.append(note)
                 self._size += len(note)
                 self._dropped = 0
-            self._queue.append(data)
-            self._size += len(data)
+            self._queue.extend(pieces)
+            self._size += size
             self._cond.notify()
 
     def _run(self) -> None:
@@ -60,14 +66,11 @@ class Writer:
                     self._cond.notify_all()
                     self._cond.wait()
                 self._busy = True
-                chunk = b"".join(self._queue)
+                pieces = list(self._queue)
                 self._queue.clear()
                 self._size = 0
             try:
-                view = memoryview(chunk)
-                while view:
-                    written = os.write(self.fd, view)
-                    view = view[written:]
+                _write_all(self.fd, pieces)
             except OSError as e:
                 self._break(e)
                 return
@@ -89,3 +92,19 @@ class Writer:
         with self._cond:
             return self._cond.wait_for(lambda: self.broken is not None or
                                        (not self._queue and not self._busy), timeout)
+
+
+def _write_all(fd: int, pieces: list[bytes]) -> None:
+    """Write every piece, in order, with as few calls as the kernel allows (writev, at
+    most IOV_MAX pieces a call), however little each call takes."""
+    views = [memoryview(p) for p in pieces if p]
+    i = 0
+    while i < len(views):
+        written = os.writev(fd, views[i:i + _IOV_MAX])
+        while written and i < len(views):
+            if written >= len(views[i]):
+                written -= len(views[i])
+                i += 1
+            else:
+                views[i] = views[i][written:]
+                written = 0

@@ -46,6 +46,15 @@ _SUSPECT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newli
 _PLAIN_ASCII = bytes([0x0a, *range(0x20, 0x7f)])  # what clean never changes: not a tab
 
 
+def plain_ascii(text: str) -> bytes | None:
+    """``text`` as bytes when it is ASCII that ``clean`` leaves as it is (most output),
+    else None: the one scan ``needs_cleaning`` makes, and its bytes kept for the writer."""
+    if not text.isascii():
+        return None
+    data = text.encode("ascii")
+    return None if data.translate(None, _PLAIN_ASCII) else data
+
+
 def needs_cleaning(text: str, colour: bool) -> bool:
     """Could ``clean`` change anything in ``text``? (A tab is expanded; an escape may be
     a colour to keep, but only a full clean can tell.)"""
