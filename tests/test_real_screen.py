@@ -218,9 +218,15 @@ def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
                 break
         assert listed + more == 25 and listed >= 3, (listed, more)
         screen.press(b"q")
-        screen.wait(lambda lines: "Quitting" in "\n".join(lines) and
-                    re.search(r"\+\d+ more: worker", "\n".join(lines)) is not None,
-                    what="the quit panel's +N more")
+        counts: list[str] = []  # what every frame of the panel said, from the first
+
+        def panel(lines: list[str]) -> bool:
+            text = "\n".join(lines)
+            counts.extend(re.findall(r"Quitting: (?:waiting for )?(\d+)", text))
+            return "Quitting" in text and re.search(r"\+\d+ more: worker", text) is not None
+
+        screen.wait(panel, what="the quit panel's +N more")
+        assert counts and "0" not in counts, counts  # never "0 stopping" beside 25 rows
         assert screen.finish(timeout=60) == 0
     finally:
         screen.close()

@@ -24,8 +24,12 @@ class ShutdownPanel(Widget):
     elsewhere = False  # the shutdown began elsewhere: q was never pressed here
 
     def show(self, views: list[ProcessView], now: float) -> None:
+        # A process still running is being stopped too: its stop request is on its way
+        # (the first frame after q came before the core had sent one, and said
+        # "0 stopping" beside rows that all still said running).
         self.views = tuple(v for v in views if v.phase.stopping or v.stops_after or
-                           v.phase in (Phase.STARTING, Phase.WAITING, Phase.HELD))
+                           v.phase in (Phase.RUNNING, Phase.STARTING, Phase.WAITING,
+                                       Phase.HELD))
         self.now = now
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
@@ -63,6 +67,8 @@ class ShutdownPanel(Widget):
             elif view.stops_after:
                 text.append(f"stage {view.stage}/{view.stages} · stops after "
                             f"{', '.join(view.stops_after)}"[:room], style="yellow")
+            elif view.phase is Phase.RUNNING:
+                text.append("stop requested"[:room], style="yellow")
             elif view.phase is Phase.HELD:
                 text.append(f"held, not proven ours: {shown('stop')} stops it, "
                             f"{shown('abandon')} leaves it"[:room], style="yellow")
