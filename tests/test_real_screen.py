@@ -362,6 +362,9 @@ def test_outcomes_and_the_summary_are_never_cut_mid_word(installed, tmp_path, ro
         assert all(len(line) <= columns for line in printed), printed
         words = " ".join(line.split("|", 1)[-1] for line in printed).split()
         assert "terminated" in words and "SIGTERM" in words, printed
+        # A continuation never begins with a number torn from its word.
+        assert not any(re.match(r"\s*\d", line.split("|", 1)[-1])
+                       for line in printed if "|" in line), printed
     finally:
         screen.close()
 
@@ -772,3 +775,23 @@ def test_a_grid_cell_header_keeps_name_countdown_and_note_at_80_columns(installe
         kill_and_quit(screen)
     finally:
         screen.close()
+
+
+def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
+    """At any width the summary is folded so that a number stays with its word and
+    "exit code", "left running" stay whole: at 60 columns a clean stop read "exit code"
+    above a lone "0", an abandoned one "pid" above "27743 left running"."""
+    import re
+
+    from proctui.frontends.console import fold
+
+    lines = ["  db          stopped after 0.0s: exit code 0",
+             "  worker      abandoned after 29s: pid 27743 left running",
+             "  web         killed with SIGKILL after 10s stop timeout"]
+    for columns in range(36, 90):
+        folded = fold(lines, 13, columns)
+        assert " ".join(" ".join(folded).split()) == " ".join(" ".join(lines).split())
+        for piece in folded:
+            assert not re.match(r"^\s*\d", piece), (columns, folded)
+            assert not re.search(r"\b(exit|left)$", piece), (columns, folded)
+            assert len(piece) <= columns - 13 - 3 or " " not in piece.strip(), (columns, piece)

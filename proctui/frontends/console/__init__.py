@@ -136,9 +136,14 @@ def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
         hang = " " * (len(head.group(0)) if head else indent + 2)
         if len(hang) > room // 2:
             hang = " " * (indent + 2)
-        out += textwrap.wrap(line, room, initial_indent="", subsequent_indent=hang,
-                             break_long_words=False, break_on_hyphens=False,
-                             drop_whitespace=True) or [line]
+        # A number stays with the word before it, and an outcome's set phrases stay
+        # whole: "exit code" above a lone "0", or "pid" above "27743 left running", read
+        # as two sentences.
+        glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
+                       "\x00", line)
+        out += [piece.replace("\x00", " ") for piece in textwrap.wrap(
+            glued, room, initial_indent="", subsequent_indent=hang, break_long_words=False,
+            break_on_hyphens=False, drop_whitespace=True)] or [line]
     return out
 
 
