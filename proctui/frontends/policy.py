@@ -6,7 +6,6 @@ guard all use these; their countdown lines are ``core.report.still_stopping``.""
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
 from enum import Enum
 
 from proctui.core.api import Core
@@ -19,14 +18,15 @@ class Rung(Enum):
     ABANDON = 3  # leave what is left running, and exit
 
 
-@dataclass
 class Ladder:
     """Each press climbs one rung; ``start`` is where the first press lands (``down`` has
-    already asked for the stop, so its first ctrl+c kills)."""
+    already asked for the stop, so its first ctrl+c kills). A plain class: a mutable
+    dataclass's methods are compiled at import."""
 
-    start: Rung = Rung.STOP
-    key: str = "ctrl+c"
-    presses: int = 0
+    def __init__(self, start: Rung = Rung.STOP, key: str = "ctrl+c", presses: int = 0) -> None:
+        self.start = start
+        self.key = key
+        self.presses = presses
 
     def press(self) -> Rung:
         self.presses += 1
