@@ -523,6 +523,27 @@ async def test_search_finds_and_highlights():
         assert app.is_running
 
 
+async def test_search_goes_on_over_lines_that_came_since(tmp_path):
+    """n and N look at the lines printed after Enter too: the search found only those
+    there were then, and N stopped at the last of them with newer matches on screen."""
+    go = tmp_path / "go"
+    code = ("import os, time\nfor i in range(3): print(f'old {i} needle')\n"
+            f"while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
+            "for i in range(3): print(f'new {i} needle')\nwhile True: time.sleep(1)\n")
+    async with console([pyspec("hay", code)]) as (app, pilot, sup):
+        await until(pilot, lambda: "old 2 needle" in pane_text(app), what="the old lines")
+        await pilot.press("slash", *"needle", "enter")
+        assert len(app._matches) == 3
+        go.touch()
+        await until(pilot, lambda: sup.buffer("hay").output_total == 6, what="the new lines")
+        await pilot.press("N")
+        assert len(app._matches) == 6
+        assert app._matches[app._match_index] == app._matches[3]  # the first new one
+        await until(pilot, lambda: "new 0 needle" in pane_text(app), what="the new match")
+        await pilot.press("N", "N", "N")
+        assert app._match_index == 5
+
+
 async def test_flood_keeps_the_console_responsive(monkeypatch):
     """Keys act and the screen keeps refreshing while a child floods."""
     flood = pyspec("flood", "import sys\nwhile True: sys.stdout.write('x' * 60 + '\\n')\n")

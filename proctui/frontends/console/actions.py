@@ -20,7 +20,6 @@ from proctui.core.view import ProcessView, Reply
 from proctui.frontends.console import keys
 
 if TYPE_CHECKING:
-    from textual.widgets import Input
 
     from proctui.frontends.console.app import ProctuiApp
     from proctui.frontends.console.dialogs import Decision
@@ -185,48 +184,6 @@ class PaneActions(_Base):
         self.push_screen(CommandPalette(providers=[ProcessPicker],
                                         placeholder="pick a process by name…"))
 
-    async def action_search(self) -> None:
-        self._typed_ahead, self._ahead_since = [], time.monotonic()
-        box = self._search
-        if box is None:  # the first search: Textual's Input loads now, not at start-up
-            from textual.widgets import Input
-
-            box = Input(placeholder="search the pane (Enter finds, Escape closes)",
-                        id="search")
-            await self.mount(box, before="#keys")
-            self._search = box
-        box.disabled = False
-        box.display = True
-        box.value = ""  # a new search: '/web' after '/stop' searched for 'stopweb'
-        box.focus()
-
-    def _close_search(self) -> None:
-        box = self._search
-        if box is not None:
-            box.display = False
-            box.disabled = True  # a hidden input must never swallow the app's keys
-        self.set_focus(None)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "search":
-            return
-        term = event.value.strip()
-        output = self.selected_pane.output
-        self._close_search()
-        output.search = term or None
-        output.current_match = None
-        if not term:
-            return
-        got = self.core.buffer(self.selected_view.name).read(0)
-        needle = term.lower()
-        self._matches = [got.first + i for i, line in enumerate(got.lines)
-                         if needle in line.lower()]
-        if not self._matches:
-            self.notify(f"No match for {term!r}", markup=False)
-            return
-        self._match_index = len(self._matches) - 1
-        self._show_match()
-
     def _catch_typed_ahead(self, event: events.Key) -> bool:
         """A key typed after / or p before its box has the focus (in the same read, or
         while the box loads): kept for the box. It went to the main screen, where '/stop'
@@ -275,22 +232,6 @@ class PaneActions(_Base):
                 self.notify(f"{shown}: no key does that here · {keys.shown('help')} lists "
                             "every key", timeout=3, markup=False)
             self._unbound = (shown, now)
-
-    def action_next_match(self, direction: int) -> None:
-        if not self._matches:
-            self.notify("No search: press / first", markup=False)
-            return
-        self._match_index = max(0, min(len(self._matches) - 1, self._match_index + direction))
-        self._show_match()
-
-    def _show_match(self) -> None:
-        output = self.selected_pane.output
-        number = self._matches[self._match_index]
-        output.current_match = number
-        output.show_line(number)
-        self.notify(f"match {self._match_index + 1} of {len(self._matches)}", timeout=1.5,
-                    markup=False)
-
 
 class QuitActions(_Base):
     async def action_quit(self) -> None:

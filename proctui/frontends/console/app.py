@@ -36,6 +36,7 @@ from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.frontends.console.picker import ProcessPicker, system_commands
 from proctui.frontends.console.questions import Questions
 from proctui.frontends.console.render import clock_face, next_change
+from proctui.frontends.console.search import SearchActions
 from proctui.frontends.console.table import ProcessTable, Row
 from proctui.frontends.hangup import watch_terminal
 
@@ -71,7 +72,8 @@ class PaneArea(Container):
             relayout()
 
 
-class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None]):
+class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessActions,
+                 App[None]):
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
@@ -116,8 +118,6 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, ProcessActions, App[None
         self._next_due = 0.0
         self._last_tick = 0.0
         self._bar_keys = keys.MAIN  # the console's kind of bar; the tick fits it to now
-        self._matches: list[int] = []
-        self._match_index = -1
         self.panes = Panes(self._make_pane)
 
     # -- layout -----------------------------------------------------------------------
