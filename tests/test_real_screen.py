@@ -244,6 +244,10 @@ def test_every_key_is_answered_on_screen(installed, tmp_path):
         screen.wait_text("no process 9: there are 3")
         screen.press(b"0")  # bound to nothing: it did nothing and said nothing
         screen.wait_text("0: no key does that here")
+        screen.press(b"\t")  # Textual's focus key, with nothing to focus here: as silent
+        screen.wait_text("tab: no key does that here")
+        screen.press(b"\x1b[Z")  # shift+tab
+        screen.wait_text("shift+tab: no key does that here")
         screen.press(b"k")
         screen.wait_text("a is the first process")
         assert any(line.startswith("1▶") for line in screen.lines()), screen.text()

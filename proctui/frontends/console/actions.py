@@ -220,9 +220,12 @@ class PaneActions(_Base):
             return
         # A key bound to nothing (0, x, space...) did nothing and said nothing: the operator
         # could not tell a dead key from a slow console. Said once per burst of repeats.
-        if ((event.is_printable or FUNCTION_KEY.fullmatch(event.key))
+        # Tab is Textual's (focus the next widget), and the main screen has nothing to
+        # focus: it did nothing and said nothing too.
+        tab = event.key in ("tab", "shift+tab") and not self.screen.focus_chain
+        if ((event.is_printable or FUNCTION_KEY.fullmatch(event.key) or tab)
                 and len(self.screen_stack) == 1
-                and event.key not in self.active_bindings
+                and (tab or event.key not in self.active_bindings)
                 and (self._search is None or self.focused is not self._search)):
             shown = event.key if event.key == "space" or not event.is_printable else \
                 event.character or event.key
@@ -232,6 +235,7 @@ class PaneActions(_Base):
                 self.notify(f"{shown}: no key does that here · {keys.shown('help')} lists "
                             "every key", timeout=3, markup=False)
             self._unbound = (shown, now)
+
 
 class QuitActions(_Base):
     async def action_quit(self) -> None:
