@@ -104,17 +104,26 @@ class ProcessTable(Widget):
         text.append(name.ljust(name_w) + " ", style="bold")
         if wide:
             text.append(f"{view.pid or '-':>7} ")
-        text.append(f"{lk.label:<10} ", style=lk.style)
-        # An ended process has no CPU or memory to show: its outcome takes their room.
-        if wide and (view.alive or view.restarts):
+        outcome = view.outcome.text if view.phase is Phase.ENDED and view.outcome else ""
+        # An ended process's outcome begins with its state ("stopped after 7.0s: ..."):
+        # it starts in the STATE column, and has no CPU or memory to show either, so it
+        # takes their room too (at 60 and 80 columns its exit code was cut off).
+        if not outcome.startswith(lk.label):
+            text.append(f"{lk.label:<10} ", style=lk.style)
+        if wide and view.alive:
             usage = row.usage
-            cpu = f"{usage.cpu_percent:.0f}%" if usage and view.alive else "-"
-            mem = memory(usage.rss_bytes) if usage and view.alive else "-"
+            cpu = f"{usage.cpu_percent:.0f}%" if usage else "-"
+            mem = memory(usage.rss_bytes) if usage else "-"
             tail = f" {view.restarts:>3} {cpu:>5} {mem:>6} "
+        elif wide and view.restarts and not outcome:
+            tail = f" {view.restarts:>3} {'-':>5} {'-':>6} "
         else:
             tail = " "
         room = max(0, width - text.cell_len - len(tail) - 1)
-        text.append_text(self._detail(view, room))
+        detail = self._detail(view, room)
+        if outcome and outcome.startswith(lk.label):
+            detail.stylize(lk.style, 0, len(lk.label))
+        text.append_text(detail)
         text.append(tail)
         text.append("•" if row.active and not selected else " ", style="bold yellow")
         return text
@@ -134,8 +143,12 @@ class ProcessTable(Widget):
             words = f"held: {view.held}"
         elif view.phase is Phase.ENDED and view.outcome is not None:
             ago = f" ({duration(now - view.ended_at)} ago)" if view.ended_at else ""
-            # The outcome is the news; when is only said where the room allows it.
-            words = view.outcome.text + (ago if len(view.outcome.text + ago) <= room else "")
+            again = f" · ↻ {view.restarts}" if view.restarts else ""
+            # The outcome is the news; when, and how often it restarted, only where the
+            # room allows it.
+            words = view.outcome.text
+            for extra in (again, ago):
+                words += extra if len(words + extra) <= room else ""
         else:
             words = ""
         return fit(Text(words), room)
