@@ -744,6 +744,8 @@ async def test_a_key_bound_to_nothing_is_answered_once_per_burst():
                         "f5: no key does that here · ? lists every key"], said
         await pilot.press("f1")  # the help habit
         await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
+        await pilot.press("f1")  # and the same key closes it, as ? does
+        await until(pilot, lambda: type(app.screen).__name__ != "HelpScreen", what="closed")
 
 
 def test_the_bar_offers_no_key_that_is_always_refused():

@@ -63,7 +63,7 @@ class ReadingScreen(ModalScreen[None]):
 class HelpScreen(ReadingScreen):
     """Every key, from the key table itself."""
 
-    BINDINGS = [Binding("question_mark", "close", "Close")]
+    BINDINGS = [Binding("question_mark,f1", "close", "Close")]  # as they opened it
     TITLE_WORDS = "proctui keys"
 
     def __init__(self, read_only: bool = False) -> None:
