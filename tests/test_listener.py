@@ -118,3 +118,28 @@ def test_a_short_headless_run_never_loads_the_server(tmp_path):
              "print(status, 'proctui.remote.server' in sys.modules)\n")
     got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, timeout=60)
     assert got.stdout.split()[-2:] == ["0", "False"], (got.stdout, got.stderr)
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_status_says_the_supervisor_has_a_console_of_its_own(supervised, own):
+    """proctui run's console is no client: status said '0 consoles attached' beside it."""
+    import io
+
+    from proctui.frontends.control import status
+
+    sup, run_dir = supervised
+    control = Listener(sup, run_dir, source="test", own_console=own)
+    try:
+        control.bind()
+        control.serve()
+        conn = Connection.open(run_dir.path, timeout=20)
+        try:
+            out = io.StringIO()
+            assert status(conn, False, out) == 0
+        finally:
+            conn.close()
+    finally:
+        control.close()
+    said = out.getvalue().splitlines()[-1]
+    assert ("its own console and 0 consoles attached" in said) is own, said
+    assert "0 consoles attached" in said, said

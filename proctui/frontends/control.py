@@ -148,8 +148,11 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     hello, state = conn.hello, conn.state
     up = duration(time.time() - float(hello.get("started") or time.time()))
     consoles = int(state.get("consoles") or 0)
+    # Its own console (proctui run) is no client: "0 consoles attached" beside it read
+    # as if nobody were looking.
+    attached = f"{consoles} console{'s' if consoles != 1 else ''} attached"
     words = [f"supervisor pid {hello.get('pid')}, up {up}", f"run dir {hello.get('run_dir')}",
-             f"{consoles} console{'s' if consoles != 1 else ''} attached"]
+             f"its own console and {attached}" if hello.get("console") else attached]
     if state.get("shutting_down"):
         why = state.get("shutdown_why")
         words.append("stopping everything" + (f" ({why})" if why else ""))

@@ -71,8 +71,10 @@ class Listener:
     nothing), at the latest ``SERVE_AT_THE_LATEST`` seconds after binding."""
 
     def __init__(self, core: Supervisor, run_dir: RunDir | None, source: str = "",
-                 reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> None:
+                 reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
+                 own_console: bool = False) -> None:
         self.core = core
+        self.own_console = own_console
         self.run_dir = run_dir
         self.source = source
         self.reload_from = reload_from
@@ -131,7 +133,8 @@ class Listener:
             from proctui.remote.server import Server
 
             server = Server(self.core, self._bound_dir(), source=self.source,
-                            reload_from=self.reload_from, started_wall=self.started_wall)
+                            reload_from=self.reload_from, started_wall=self.started_wall,
+                            own_console=self.own_console)
             try:
                 server.start(self._bound)
             except OSError as e:

@@ -57,8 +57,9 @@ class Server:
     def __init__(self, core: Supervisor, run_dir: RunDir, *, source: str = "",
                  say: Callable[[str], object] | None = None,
                  reload_from: dispatch.Loader | None = None,
-                 started_wall: float | None = None) -> None:
+                 started_wall: float | None = None, own_console: bool = False) -> None:
         self.core = core
+        self.own_console = own_console  # the supervisor's own console (run, not up)
         self.run_dir = run_dir
         self.source = source
         self.say = say or core.notice
@@ -217,7 +218,7 @@ class Server:
         return {"t": "hello", "v": wire.VERSION, "version": __version__, "pid": os.getpid(),
                 "now": time.monotonic(), "boot": self.boot,
                 "source": self.source, "run_dir": str(self.run_dir.path),
-                "started": self.started_wall,
+                "started": self.started_wall, "console": self.own_console,
                 "names": [v.name for v in views],
                 "scrollback": [self.core.buffer(v.name).capacity for v in views]}
 

@@ -34,7 +34,7 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
                      leftover_defaults=leftover_defaults)
     app = None
-    control = Listener(sup, run_dir, source, reload_from)
+    control = Listener(sup, run_dir, source, reload_from, own_console=True)
 
     def tell(why: str, detached: bool) -> None:
         assert app is not None
