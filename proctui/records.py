@@ -11,9 +11,10 @@ frozen ones do; a test compares every record of proctui with its standard twin.
 
 Anything else (not frozen, ``eq=False``, ``order``, ``kw_only``, ``__post_init__``, a
 field with ``init=False`` or its own ``hash``, an ``InitVar`` or ``KW_ONLY``, a standard
-frozen base) goes to the
-standard decorator unchanged. One rule: a class made here cannot be the base of a
-standard frozen dataclass (the standard one refuses it at import, loudly).
+frozen base, ``__slots__`` of its own) goes to the standard decorator unchanged, and so
+does whatever it alone reads rightly (an annotation that names ClassVar, InitVar or
+KW_ONLY in any other way), before anything of the class is changed. A standard dataclass
+may be made on a record as on a standard frozen one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import abc
 import dataclasses
 import inspect
 import re
+import sys
+import types
 from collections.abc import Callable
 from dataclasses import MISSING, FrozenInstanceError
 from typing import Any, ClassVar, TypeVar, dataclass_transform, get_origin, overload
@@ -31,14 +34,15 @@ _STANDARD = dataclasses.dataclass
 _MARK = "__proctui_record__"  # (init names, defaults, factories, repr names, compare names)
 _FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # a field, not a ClassVar or InitVar
 _CLASSVAR = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
-_CLASSVAR_TEXT = re.compile(r"\s*(?:typing\s*\.\s*)?ClassVar\b")
+_FIRST_NAME = re.compile(r"^(?:\s*(\w+)\s*\.)?\s*(\w+)")  # the standard one's, for a string
 _SPECIAL = ("ClassVar", "InitVar", "KW_ONLY")  # annotations only the standard one reads
 
 
-@_STANDARD(init=False, repr=False, eq=False)
+@_STANDARD(init=False, repr=False, eq=False, frozen=True)
 class _Params:
-    """Its parameters are every record's: what the standard decorator gave them when it
-    collected their fields (a record's own methods are not the decorator's)."""
+    """Its parameters are every record's: frozen, so that the standard decorator refuses
+    a mutable dataclass made on a record, at once and in its own words, as it refuses
+    one on a standard frozen dataclass (the methods are made here, not by it)."""
 
 
 _PARAMS = _Params.__dataclass_params__  # type: ignore[attr-defined]
@@ -108,52 +112,62 @@ def _make(cls: type[T], options: dict[str, Any]) -> type[T]:
 
 def _collect(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...],
                                  dict[str, dataclasses.Field[Any]]] | None:
-    """The fields, as the standard decorator collects them (the bases' first), or None
-    for what only it knows how to read: a ClassVar, an InitVar, a KW_ONLY marker.
+    """The fields, as CPython's ``dataclasses._process_class`` collects them (the bases'
+    first, defaults looked up through the class as ``getattr`` finds them), or None,
+    before anything of the class is touched, for what only the standard decorator
+    knows how to read: an InitVar, a KW_ONLY marker, a ClassVar it would not call one.
 
     Done here rather than by the standard decorator with nothing to generate: that one
     still looked at every annotation through the typing module and made each slots
     class twice, 7 ms of proctui's start for its hundred records on an x86 host."""
+    annotations = inspect.get_annotations(cls)
+    kinds: dict[str, object] = {}
+    for name, kind in annotations.items():
+        classvar = _is_classvar(kind, cls)
+        if classvar is None:
+            return None
+        kinds[name] = _CLASSVAR if classvar else _FIELD
     found: dict[str, dataclasses.Field[Any]] = {}
     for base in cls.__mro__[-1:0:-1]:
         inherited = base.__dict__.get("__dataclass_fields__")
         if inherited:
-            found.update((f.name, f) for f in inherited.values() if _kind(f) is _FIELD)
-    seen_default = False
-    for name, kind in inspect.get_annotations(cls).items():
-        if _is_classvar(kind):
-            # Not a field, but kept among them as the standard one keeps it.
-            f = dataclasses.field(default=cls.__dict__.get(name, MISSING))
-            f.name, f.type = name, kind
-            _mark(f, _CLASSVAR)
-            found[name] = f
-            continue
-        if any(word in (kind if isinstance(kind, str) else repr(kind)) for word in _SPECIAL):
-            return None
-        default = cls.__dict__.get(name, MISSING)
-        if isinstance(default, dataclasses.Field):
-            f = default
-            if f.default is MISSING:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, f.default)
-        else:
-            if default is not MISSING and default.__class__.__hash__ is None:
-                raise ValueError(f"mutable default {type(default)} for field {name} is not "
-                                 "allowed: use default_factory")
-            f = dataclasses.field(default=default)
+            found.update((f.name, f) for f in inherited.values())
+    for name, kind in annotations.items():
+        default: Any = getattr(cls, name, MISSING)
+        if isinstance(default, types.MemberDescriptorType):
+            default = MISSING  # a slot of a base: no default
+        f: dataclasses.Field[Any] = default if isinstance(default, dataclasses.Field) else \
+            dataclasses.field(default=default)
         f.name, f.type = name, kind
-        _mark(f, _FIELD)
+        _mark(f, kinds[name])
+        if kinds[name] is _CLASSVAR:
+            if f.default_factory is not MISSING:
+                raise TypeError(f"field {name} cannot have a default factory")
+            if f.kw_only is not MISSING:
+                raise TypeError(f"field {name} is a ClassVar but specifies kw_only")
+        elif f.kw_only is MISSING:
+            f.kw_only = False
+        if kinds[name] is _FIELD and f.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(f.default)} for field {name} is not "
+                             "allowed: use default_factory")
         found[name] = f
     made = tuple(f for f in found.values() if _kind(f) is _FIELD)
+    seen_default = False
     for f in made:
         has_default = f.default is not MISSING or f.default_factory is not MISSING
         if seen_default and not has_default:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
         seen_default = seen_default or has_default
     for name, value in cls.__dict__.items():
-        if isinstance(value, dataclasses.Field) and name not in found:
+        if isinstance(value, dataclasses.Field) and name not in annotations:
             raise TypeError(f"{name!r} is a field but has no type annotation")
+    for name in annotations:  # checked, now the class: a field() becomes its default
+        f = found[name]
+        if isinstance(getattr(cls, name, None), dataclasses.Field):
+            if f.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
     return made, found
 
 
@@ -166,10 +180,27 @@ def _mark(f: dataclasses.Field[Any], kind: object) -> None:
     f._field_type = kind  # type: ignore[attr-defined]
 
 
-def _is_classvar(kind: object) -> bool:
-    if isinstance(kind, str):
-        return _CLASSVAR_TEXT.match(kind) is not None
-    return kind is ClassVar or get_origin(kind) is ClassVar
+def _is_classvar(kind: object, cls: type) -> bool | None:
+    """Is ``kind`` a ClassVar, as the standard decorator tells (a string's first name
+    looked up in the class's module)? None when it may be an InitVar or KW_ONLY, or
+    names ClassVar in a way this does not follow: the standard decorator decides."""
+    text = kind if isinstance(kind, str) else repr(kind)
+    if not isinstance(kind, str):
+        if kind is ClassVar or get_origin(kind) is ClassVar:
+            return True
+        return None if any(word in text for word in _SPECIAL) else False
+    m = _FIRST_NAME.match(kind)
+    module = sys.modules.get(cls.__module__)
+    special = any(word in text for word in _SPECIAL)
+    if m is None or module is None or m.group(1) is not None:
+        return None if special else False  # "typing.ClassVar[...]": as it reads it
+    found = vars(module).get(m.group(2))
+    if found is ClassVar or get_origin(found) is ClassVar:
+        return True
+    if found is dataclasses.InitVar or found is dataclasses.KW_ONLY or \
+            isinstance(found, dataclasses.InitVar):
+        return None
+    return None if special else False
 
 
 def _with_slots(cls: type[T], every: tuple[dataclasses.Field[Any], ...]) -> type[T]:
@@ -195,6 +226,8 @@ def _with_slots(cls: type[T], every: tuple[dataclasses.Field[Any], ...]) -> type
 def _fast(cls: type, options: dict[str, Any]) -> bool:
     if set(options) - {"frozen", "slots"} or not options.get("frozen"):
         return False
+    if options.get("slots") and "__slots__" in cls.__dict__:
+        return False  # the standard one refuses it, in its words
     if hasattr(cls, "__post_init__") or any(
             "InitVar" in str(t) for t in inspect.get_annotations(cls).values()):
         return False

@@ -8,7 +8,7 @@ import dataclasses
 import importlib
 import pickle
 import pkgutil
-import typing
+import typing  # noqa: F401  (the namespace 'typing.ClassVar' is read in, below)
 from typing import ClassVar
 
 import pytest
@@ -195,14 +195,14 @@ def test_fields_are_collected_as_the_standard_decorator_collects_them():
     @dataclass(frozen=True, slots=True)
     class Mine:
         kind: ClassVar[str] = "k"
-        other: typing.ClassVar[int] = 3
+        other: ClassVar[int] = 3
         a: int = dataclasses.field(default=1)
         b: list[int] = dataclasses.field(default_factory=list)
 
     @dataclasses.dataclass(frozen=True, slots=True)
     class Theirs:
         kind: ClassVar[str] = "k"
-        other: typing.ClassVar[int] = 3
+        other: ClassVar[int] = 3
         a: int = dataclasses.field(default=1)
         b: list[int] = dataclasses.field(default_factory=list)
 
@@ -219,3 +219,92 @@ def test_fields_are_collected_as_the_standard_decorator_collects_them():
 
     assert Child.__slots__ == ("c",) and Child(2, [1], 3).c == 3
     assert dataclasses.replace(Child(), c=5) == Child(c=5)
+
+
+CV = ClassVar  # an alias the standard decorator follows through the module
+
+
+class ClassVarRef:
+    """A type whose name holds a special word: no ClassVar for either decorator."""
+
+
+def _made(decorate, build):
+    """What ``decorate`` makes of the class ``build`` returns: its fields, defaults,
+    class attributes and a default instance, or the error, compared as words."""
+    try:
+        cls = decorate(build())
+        every = dataclasses.fields(cls)
+        names = [f.name for f in every]
+        import inspect
+
+        attrs = {n: repr(cls.__dict__.get(n)) for n in inspect.get_annotations(cls)}
+        try:
+            made = repr(cls()).split("(", 1)[-1]
+        except TypeError as e:
+            made = str(e).split("__init__()", 1)[-1]
+        return (names, [(f.default, f.compare, f.repr, f.kw_only) for f in every],
+                attrs, made, list(cls.__dataclass_fields__))
+    except (TypeError, ValueError) as e:
+        return type(e), str(e).replace("R.", "")
+
+
+def _body(*pairs):
+    def build():
+        return type("R", (), {"__annotations__": {n: t for n, t, _ in pairs},
+                              "__module__": __name__,
+                              **{n: copy.copy(v) for n, _, v in pairs if v is not _NONE}})
+    return build
+
+
+_NONE = object()
+
+
+@pytest.mark.parametrize("pairs", [
+    # a field() before an annotation only the standard one reads: nothing is lost
+    (("tags", "tuple", dataclasses.field(default=(), compare=False, repr=False)),
+     ("ref", "ClassVarRef | None", None)),
+    (("items", "list", dataclasses.field(default_factory=list)),
+     ("ref", "ClassVarRef | None", None)),
+    (("a", "int", dataclasses.field(default=1)), ("_", "KW_ONLY", _NONE), ("b", "int", 2)),
+    (("x", "list", dataclasses.field(default=[])),),  # a mutable default, by field()
+    (("x", "ClassVar[int]", dataclasses.field(default=3)), ("y", "int", 1)),
+    (("x", "CV[int]", 5), ("y", "int", 1)),  # ClassVar by another name
+    (("x", "typing.ClassVar[int]", 5), ("y", "int", 1)),
+    (("x", "ClassVar[int]", dataclasses.field(default_factory=list)),),
+], ids=["field-then-special", "factory-then-special", "kw-only", "mutable-field",
+        "classvar-field", "classvar-alias", "classvar-qualified", "classvar-factory"])
+def test_an_odd_class_body_is_made_as_the_standard_decorator_makes_it(pairs):
+    mine = _made(dataclass(frozen=True), _body(*pairs))
+    theirs = _made(dataclasses.dataclass(frozen=True), _body(*pairs))
+    assert mine == theirs
+
+
+def test_inheritance_slots_and_frozen_as_the_standard_decorator_has_them():
+    def pair(decorate):
+        base = decorate(type("A", (), {"__annotations__": {"x": "int"}, "x": 1,
+                                       "__module__": __name__}))
+        child = decorate(type("B", (base,), {"__annotations__": {"x": "int"},
+                                             "__module__": __name__}))
+        return repr(child()).split("(", 1)[-1]  # the redeclared field keeps its default
+
+    assert pair(dataclass(frozen=True)) == pair(dataclasses.dataclass(frozen=True))
+
+    @dataclass(frozen=True)
+    class Record:
+        a: int = 0
+
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen"):
+        @dataclasses.dataclass
+        class Mutable(Record):
+            b: int = 1
+
+    @dataclasses.dataclass(frozen=True)
+    class Standard(Record):
+        b: int = 1
+
+    assert Standard(2, 3) == Standard(2, 3) and Standard().a == 0
+    for decorate in (dataclass, dataclasses.dataclass):
+        with pytest.raises(TypeError, match="already specifies __slots__"):
+            decorate(frozen=True, slots=True)(
+                type("S", (), {"__annotations__": {"a": "int"}, "__slots__": ("a",)}))
+
