@@ -179,6 +179,8 @@ def test_chunks_left_unsplit_read_as_lists_would(seed):
         assert (lazy.total, lazy.output_total, lazy.first, len(lazy)) == \
             (eager.total, eager.output_total, eager.first, len(eager))
         assert lazy.mark() == eager.mark()
+        waiting = lazy._pending_count - (lazy._pending[0][1].count if lazy._pending else 0)
+        assert waiting < capacity, "what waits unsplit is about one ring's worth"
         if rng.random() < 0.3:
             start = rng.randint(0, n + 1)
             count = rng.choice([None, 1, 7, capacity])

@@ -244,9 +244,6 @@ class Mark:
     output_total: int
 
 
-PENDING_MAX = 32  # chunks held unsplit at most: with a big scrollback none fills it
-
-
 class OutputBuffer:
     """A bounded ring of the last ``capacity`` lines of one process, thread-safe.
 
@@ -254,14 +251,16 @@ class OutputBuffer:
     line ever appended, so a reader can tell what it missed.
     """
 
+    PENDING_MAX = 32  # chunks held unsplit at most: with a big scrollback none fills it
+
     def __init__(self, capacity: int = DEFAULT_SCROLLBACK) -> None:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
         self.capacity = capacity
         self._lines: deque[str] = deque(maxlen=capacity)
         self._streams: deque[int] = deque(maxlen=capacity)
-        # Chunks appended, not yet split into the ring (oldest first): headless, nobody
-        # reads a flood, and splitting the last lines of every read cost more than printing.
+        # Chunks appended, not yet split (oldest first): headless, nobody reads a flood,
+        # and splitting the last lines of every read cost more than printing them.
         self._pending: list[tuple[int, Chunk]] = []
         self._pending_count = 0
         self._lock = threading.Lock()
@@ -279,14 +278,15 @@ class OutputBuffer:
         with self._lock:
             if count:
                 if isinstance(lines, Chunk):
-                    if count >= self.capacity:  # it alone fills the ring
-                        self._lines.clear()
-                        self._streams.clear()
-                        self._pending.clear()
-                        self._pending_count = 0
                     self._pending.append((stream, lines))
                     self._pending_count += count
-                    if len(self._pending) >= PENDING_MAX:
+                    # Waiting text stays one ring's worth: the oldest chunk goes once the
+                    # newer ones fill the ring.
+                    while self._pending_count - self._pending[0][1].count >= self.capacity:
+                        self._pending_count -= self._pending.pop(0)[1].count
+                        self._lines.clear()
+                        self._streams.clear()
+                    if len(self._pending) >= self.PENDING_MAX:
                         self._settle()
                 else:
                     self._settle()
