@@ -762,3 +762,28 @@ def test_the_bar_offers_no_key_that_is_always_refused():
         {"stop", "restart", "kill", "abandon"}
     assert offered(ProcessView("db (leftover)", Phase.ENDED, "x", leftover=True)) == set()
     assert offered(ProcessView("db", Phase.ENDED, "x")) == {"start", "restart"}
+
+
+def test_search_matches_follow_a_mirror_that_renumbered_its_lines():
+    """An attached console's buffer renumbers what it holds at a gap: the matches found
+    before pointed at other lines (n landed on 'line 4'); they are looked for again."""
+    from types import SimpleNamespace
+
+    from proctui.core.output.lines import OutputBuffer, Stream
+    from proctui.frontends.console.search import SearchActions
+
+    buf = OutputBuffer(100)
+    lines = [f"line {i}" + (" needle" if i in (2, 6) else "") for i in range(10)]
+    buf.receive(0, lines, [Stream.STDOUT] * 10, 10, "", 0)
+
+    class Searching(SearchActions):
+        core = SimpleNamespace(buffer=lambda _name: buf)
+
+    s = Searching()
+    s._searched, s._matches, s._scanned = ("hay", "needle"), [], 0
+    s._more_matches()
+    assert [buf.read(n, 1).lines[0] for n in s._matches] == ["line 2 needle", "line 6 needle"]
+    buf.receive(12, ["line 12 needle"], [Stream.STDOUT], 13, "", 0, gap="3 lines missed")
+    s._more_matches()
+    found = [buf.read(n, 1).lines[0] for n in s._matches]
+    assert found == ["line 2 needle", "line 6 needle", "line 12 needle"], found

@@ -392,7 +392,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
             return
         self.selected = index
         self._active.discard(self.views[index].name)
-        self._matches, self._match_index = [], -1
+        self._forget_search()
         self._layout()
         self.tick()
 

@@ -22,6 +22,10 @@ class SearchActions(_Base):
     _match_index = -1
     _searched: tuple[str, str] = ("", "")  # the pane's process and the term, lowercased
     _scanned = 0  # the lines looked at: those below this number
+    _renumbered = 0  # the buffer's renumberings when it was looked at (an attached one's)
+
+    def _forget_search(self) -> None:
+        self._matches, self._match_index, self._searched = [], -1, ("", "")
 
     async def action_search(self) -> None:
         self._typed_ahead, self._ahead_since = [], time.monotonic()
@@ -59,18 +63,19 @@ class SearchActions(_Base):
         self._matches, self._scanned = [], 0
         self._more_matches()
         if not self._matches:
-            self.notify(f"No match for {term!r}", markup=False)
+            self.notify(f"No match for {term!r} yet (n looks again)", markup=False)
             return
         self._match_index = len(self._matches) - 1
         self._show_match()
 
     def action_next_match(self, direction: int) -> None:
-        if not self._matches:
+        if not self._searched[1]:
             self.notify("No search: press / first", markup=False)
             return
         self._more_matches()
         if not self._matches:
-            self.notify("No match left: every one has left the scrollback", markup=False)
+            self.notify(f"No match for {self._searched[1]!r} in what the pane holds",
+                        markup=False)
             return
         self._match_index = max(0, min(len(self._matches) - 1, self._match_index + direction))
         self._show_match()
@@ -81,6 +86,9 @@ class SearchActions(_Base):
         with newer matches on the screen. Matches that left the scrollback are dropped."""
         name, needle = self._searched
         buf = self.core.buffer(name)
+        if buf.renumbered != self._renumbered:  # an attached console's lines took new
+            self._renumbered = buf.renumbered  # numbers (a gap): look at them all again
+            self._matches, self._scanned = [], 0
         got = buf.read(self._scanned)
         self._matches = self._matches + [got.first + i for i, line in enumerate(got.lines)
                                          if needle in line.lower()]
