@@ -143,3 +143,18 @@ def test_status_says_the_supervisor_has_a_console_of_its_own(supervised, own):
     said = out.getvalue().splitlines()[-1]
     assert ("its own console and 0 consoles attached" in said) is own, said
     assert "0 consoles attached" in said, said
+
+
+def test_closing_wakes_the_knock_wait_at_once(supervised, monkeypatch):
+    """A run that ends before anyone knocked leaves no thread waiting on a closed
+    socket (it waited up to SERVE_AT_THE_LATEST, holding the socket in the kernel)."""
+    monkeypatch.setattr(listener, "SERVE_AT_THE_LATEST", 60.0)
+    sup, run_dir = supervised
+    control = Listener(sup, run_dir, source="test")
+    assert control.bind(on_knock=True) is None
+    knocks = [t for t in threading.enumerate() if t.name == "proctui-knock"]
+    assert len(knocks) == 1
+    control.close()
+    knocks[0].join(10)
+    assert not knocks[0].is_alive(), "close() must wake it"
+    assert control.server is None

@@ -83,6 +83,7 @@ class Listener:
         self._lock = threading.Lock()
         self._done = False  # served, or closed: nothing more to do
         self._timer: threading.Timer | None = None
+        self._wake: tuple[int, int] | None = None  # wakes the knock's wait at close
         # The supervisor is up since now, not since it was served (up to
         # SERVE_AT_THE_LATEST later): what `proctui status` says as its uptime.
         self.started_wall = time.time()
@@ -102,7 +103,9 @@ class Listener:
             self._done = True
             return self._failed(e)
         if on_knock:
-            threading.Thread(target=self._serve_on_knock, args=(self._bound[0],),
+            self._wake = os.pipe2(os.O_CLOEXEC)
+            threading.Thread(target=self._serve_on_knock, args=(self._bound[0].fileno(),
+                                                                self._wake[0]),
                              name="proctui-knock", daemon=True).start()
         else:
             self._timer = threading.Timer(SERVE_AT_THE_LATEST, self.serve)
@@ -110,12 +113,16 @@ class Listener:
             self._timer.start()
         return None
 
-    def _serve_on_knock(self, sock: socket.socket) -> None:
-        # Waits outside the core's loop: a client's knock costs the core nothing, and
-        # a socket closed meanwhile (the run ended) leaves serve() nothing to do.
-        with contextlib.suppress(OSError, ValueError):
-            select.select([sock], [], [], SERVE_AT_THE_LATEST)
-        self.serve()
+    def _serve_on_knock(self, listening: int, wake: int) -> None:
+        # Waits outside the core's loop, so that a client's knock costs the core nothing;
+        # poll, not select, takes any fd number; close() wakes it through the pipe.
+        poller = select.poll()
+        poller.register(listening, select.POLLIN)
+        poller.register(wake, select.POLLIN)
+        with contextlib.suppress(OSError):
+            poller.poll(SERVE_AT_THE_LATEST * 1000)
+        os.close(wake)
+        self.serve()  # nothing to do once closed
 
     def serve_soon(self) -> None:
         """``serve()`` from a thread of its own: the caller (the console's first frame)
@@ -150,6 +157,11 @@ class Listener:
         with self._lock:
             self._done = True
             server, bound = self.server, self._bound
+            wake, self._wake = self._wake, None
+        if wake is not None:
+            with contextlib.suppress(OSError):
+                os.write(wake[1], b"x")
+            os.close(wake[1])
         if server is not None:
             server.close()
         elif bound is not None:
