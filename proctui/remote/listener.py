@@ -159,9 +159,7 @@ class Listener:
             server, bound = self.server, self._bound
             wake, self._wake = self._wake, None
         if wake is not None:
-            with contextlib.suppress(OSError):
-                os.write(wake[1], b"x")
-            os.close(wake[1])
+            os.close(wake[1])  # its other end reads EOF: the knock's wait is over
         if server is not None:
             server.close()
         elif bound is not None:
