@@ -109,8 +109,8 @@ READING: tuple[Key, ...] = (
         "Reading the help or timeline"),
     Key("scroll('home')", "home", "Home", "Top", "the top", "Reading the help or timeline"),
     Key("scroll('end')", "end", "End", "Bottom", "the bottom", "Reading the help or timeline"),
-    Key("close", "escape,q", "Esc q", "Close", "close it (? closes the help, t the timeline)",
-        "Reading the help or timeline"),
+    Key("close", "escape,q", "Esc q", "Close",
+        "close it (? or F1 closes the help, t the timeline)", "Reading the help or timeline"),
 )
 
 
