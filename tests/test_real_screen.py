@@ -227,6 +227,11 @@ def test_dialogs_and_the_quit_panel_fit_25_processes(installed, tmp_path):
 
         screen.wait(panel, what="the quit panel's +N more")
         assert counts and "0" not in counts, counts  # never "0 stopping" beside 25 rows
+        more = next(line for line in screen.lines() if re.search(r"\+\d+ more: ", line))
+        listed_names = more.split(" more: ", 1)[1].rstrip()
+        # Whole names only, then "…": a name cut in half read as another process's.
+        assert re.fullmatch(r"(worker-with-a-long-name-\d\d, )*"
+                            r"(worker-with-a-long-name-\d\d|…)", listed_names), more
         assert screen.finish(timeout=60) == 0
     finally:
         screen.close()

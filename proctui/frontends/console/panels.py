@@ -75,7 +75,17 @@ class ShutdownPanel(Widget):
         if len(shown_views) < count:
             rest = self.views[len(shown_views):]
             text.append("\n")
-            more = Text(f" +{len(rest)} more: " + ", ".join(v.name for v in rest), style="dim")
+            # Names whole, as many as fit, then "…": a name cut in half ("p…") read as
+            # another process's.
+            words = f" +{len(rest)} more: "
+            for i, v in enumerate(rest):
+                last = i == len(rest) - 1
+                piece = v.name if last else f"{v.name}, "
+                if len(words) + len(piece) + (0 if last else 1) > width:
+                    words += "…"
+                    break
+                words += piece
+            more = Text(words, style="dim")
             more.truncate(max(1, width), overflow="ellipsis")
             text.append_text(more)
         return text
