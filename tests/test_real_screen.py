@@ -807,3 +807,29 @@ def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
             assert not re.match(r"^\s*\d", piece), (columns, folded)
             assert not re.search(r"\b(exit|left)$", piece), (columns, folded)
             assert len(piece) <= columns - 13 - 3 or " " not in piece.strip(), (columns, piece)
+
+
+def test_the_help_keeps_its_place_when_the_terminal_changes_size(installed, tmp_path):
+    """End at 120x30, then the terminal shrinks to 60x15: the end is still in view (the
+    help showed its middle, the same line number in a text wrapped anew)."""
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "a=sleep 100"],
+                    tmp_path, 30, 120, env={"COLUMNS": "", "LINES": ""})
+    items = help_items()
+    try:
+        screen.wait_text("running")
+        screen.press(b"?")
+        screen.wait_text("proctui keys")
+        screen.press(KEYS["end"])
+        screen.wait(lambda lines: items[-1] in "\n".join(lines), what="End at the bottom")
+        screen.resize(rows=15, columns=60)
+        # Settled: the first frame at the new size still has the old wrapping, and the
+        # old place; the text wrapped anew comes after it.
+        screen.settle(quiet=0.5)
+        assert "Esc q  close it" in screen.text(), screen.text()
+        screen.press(b"?")
+        screen.wait(lambda lines: "proctui keys" not in "\n".join(lines), what="closed")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

@@ -42,8 +42,15 @@ class ReadingScreen(ModalScreen[None]):
             with VerticalScroll(id="help-keys", can_focus=False):
                 yield Static(self.body(self._columns()), id="help-body")
 
+    _where = 0.0  # how far down the reader is, as a share of the whole (1.0: the end)
+
     def on_resize(self) -> None:
+        # The text wraps anew, so the same line number is elsewhere in it: End at 120
+        # columns showed the middle at 60. The place is kept as a share of the whole.
         self.query_one("#help-body", Static).update(self.body(self._columns()))
+        view, where = self.query_one("#help-keys", VerticalScroll), self._where
+        self.call_after_refresh(lambda: view.scroll_to(
+            y=round(where * view.max_scroll_y), animate=False, immediate=True))
 
     def action_scroll(self, way: str) -> None:
         # From where the last key sent it, at once: Textual's scroll_down and
@@ -53,8 +60,9 @@ class ReadingScreen(ModalScreen[None]):
         y, page = view.scroll_target_y, max(1, view.scrollable_content_region.height)
         target = {"up": y - 1, "down": y + 1, "page_up": y - page, "page_down": y + page,
                   "home": 0, "end": view.max_scroll_y}[way]
-        view.scroll_to(y=max(0, min(target, view.max_scroll_y)), animate=False,
-                       immediate=True)
+        y = max(0, min(target, view.max_scroll_y))
+        view.scroll_to(y=y, animate=False, immediate=True)
+        self._where = y / view.max_scroll_y if view.max_scroll_y else 0.0
 
     def action_close(self) -> None:
         self.dismiss(None)
