@@ -228,9 +228,8 @@ def _fast(cls: type, options: dict[str, Any]) -> bool:
         return False
     if options.get("slots") and "__slots__" in cls.__dict__:
         return False  # the standard one refuses it, in its words
-    if hasattr(cls, "__post_init__") or any(
-            "InitVar" in str(t) for t in inspect.get_annotations(cls).values()):
-        return False
+    if hasattr(cls, "__post_init__"):
+        return False  # (an InitVar is _collect's to tell: it reads the annotations once)
     for base in cls.__mro__[1:]:
         params = base.__dict__.get("__dataclass_params__")
         if params is not None and base.__dict__.get(_MARK) is None:

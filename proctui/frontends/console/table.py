@@ -108,7 +108,8 @@ class ProcessTable(Widget):
         # An ended process's outcome begins with its state ("stopped after 7.0s: ..."):
         # it starts in the STATE column, and has no CPU or memory to show either, so it
         # takes their room too (at 60 and 80 columns its exit code was cut off).
-        if not outcome.startswith(lk.label):
+        merged = bool(outcome) and outcome.startswith(lk.label)
+        if not merged:
             text.append(f"{lk.label:<10} ", style=lk.style)
         if wide and view.alive:
             usage = row.usage
@@ -121,7 +122,7 @@ class ProcessTable(Widget):
             tail = " "
         room = max(0, width - text.cell_len - len(tail) - 1)
         detail = self._detail(view, room)
-        if outcome and outcome.startswith(lk.label):
+        if merged:
             detail.stylize(lk.style, 0, len(lk.label))
         text.append_text(detail)
         text.append(tail)
