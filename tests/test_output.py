@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -249,13 +250,36 @@ def test_every_window_of_the_ring_reads_the_same_from_either_end(seed):
 
 
 def test_event_queue_drops_beyond_its_budget_and_says_so():
-    q = EventQueue(budget=4000)
+    q = EventQueue(budget=4000, stall=0)  # a reader that is not taking anything
     for _ in range(50):
-        q.put_output("flood", 1, Chunk(["x" * 99]))
+        assert q.put_output("flood", 1, Chunk(["x" * 99]))
     events = q.get(0)
     kept = sum(len(e.lines) for e in events if isinstance(e, Output))
     dropped = sum(e.count for e in events if isinstance(e, Dropped))
     assert kept + dropped == 50 and dropped > 0
+
+
+def test_event_queue_paces_output_while_its_reader_takes_and_drops_once_it_stalls():
+    now = [0.0]
+    q = EventQueue(budget=4000, stall=2.0, clock=lambda: now[0])
+    called: list[str] = []
+    results = [q.put_output("flood", 1, Chunk(["x" * 99])) for _ in range(50)]
+    assert results[0] and not all(results)  # over the budget: "read no more of it"
+    q.when_room(lambda: called.append("room"))
+    assert not called and not q.stalled()
+    now[0] = 1.0
+    events = q.get(0)
+    assert called == ["room"]  # the reader took it: read on
+    assert sum(len(e.lines) for e in events if isinstance(e, Output)) == 50
+    q.when_room(lambda: called.append("at once"))
+    assert called == ["room", "at once"]  # nothing queued: room already
+    for _ in range(50):
+        q.put_output("flood", 1, Chunk(["x" * 99]))
+    now[0] = 3.0  # two seconds since the reader last took anything
+    assert q.stalled()
+    assert q.put_output("flood", 1, Chunk(["x" * 99]))  # dropped, counted, not paced
+    events = q.get(0)
+    assert [e.count for e in events if isinstance(e, Dropped)] == [1]
 
 
 def test_real_child_invalid_utf8_and_stderr(harness):
@@ -294,6 +318,31 @@ def test_real_child_progress_bar(harness):
     h.outcome("bar")
     h.wait_all_ended()
     assert h.output("bar") == ["progress 100%", "done"]
+
+
+def test_a_flood_waits_for_a_reader_that_keeps_reading():
+    """A reader slower than the flood but steady misses nothing: the flooding process is
+    not read while the queue is over its budget (it waits on its full pipe), and is read
+    again once the reader has taken what was queued: what waits stays about the budget
+    (a chunk over it per process), not the whole flood."""
+    events = EventQueue(budget=200_000)
+    sup = Supervisor([spec("flood", "seq 1 1000000")], events=events)
+    got: list[object] = []
+    sup.start()
+    try:
+        while True:
+            ended = sup.all_ended()
+            taken = events.get(0.05)
+            assert sum(isinstance(e, Output) for e in taken) <= 8  # (read_now: a pipeful)
+            got += taken
+            if ended:
+                break
+            time.sleep(0.02)  # a reader that takes its time
+        assert not [e for e in got if isinstance(e, Dropped)]
+        lines = [line for e in got if isinstance(e, Output) for line in e.lines.lines]
+        assert lines == [str(i) for i in range(1, 1_000_001)]
+    finally:
+        sup.close()
 
 
 def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():

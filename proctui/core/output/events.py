@@ -1,18 +1,26 @@
 """What the core tells a line-printing frontend, in order: output and proctui's notices.
 
-The core never waits for a reader. Output beyond a byte budget is dropped and counted,
-and the reader is told how many lines it missed; notices are never dropped.
+The core never waits for a reader. Output beyond a byte budget is paced instead: the
+process whose chunk went over stops being read (``put_output`` says so, and
+``when_room`` calls back once the reader took what was queued), so a reader that keeps
+reading (a file, ``| wc -l``) gets every line of a flood, the child waiting on its full
+pipe as under ``cmd | cat``. Only when the reader takes nothing for ``STALL`` seconds is
+output dropped and counted, and the reader told how many lines it missed. Notices are
+never dropped.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 
 from proctui.core.output.lines import Chunk
 from proctui.records import dataclass
 
 DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
+STALL = 2.0  # seconds a reader may take nothing before output is dropped, not paced
 LINE_OVERHEAD = 56  # bytes a short str costs besides its characters, in CPython
 
 
@@ -39,28 +47,55 @@ Event = Output | Notice | Dropped
 
 
 class EventQueue:
-    def __init__(self, budget: int = DEFAULT_BUDGET, keep_output: bool = True) -> None:
+    def __init__(self, budget: int = DEFAULT_BUDGET, keep_output: bool = True,
+                 stall: float = STALL, clock: Callable[[], float] = time.monotonic) -> None:
         self.budget = budget
         self.keep_output = keep_output  # False: notices only (output goes to log files)
+        self.stall = stall
+        self.clock = clock
         self._items: deque[Event] = deque()
         self._size = 0
         self._dropped: dict[str, int] = {}
         self._cond = threading.Condition(threading.Lock())
         self._woken = False
+        self._taken_at = clock()  # the reader's last get()
+        self._room: list[Callable[[], None]] = []  # called at the reader's next get()
 
-    def put_output(self, name: str, stream: int, lines: Chunk) -> None:
+    def put_output(self, name: str, stream: int, lines: Chunk) -> bool:
+        """Queue a chunk; False when the queue is now over its budget and the reader is
+        still taking: read no more of this output until ``when_room`` calls back. Over
+        the budget with a stalled reader, the chunk is dropped and counted (True)."""
         if not self.keep_output:
-            return
+            return True
         size = len(lines.text) + LINE_OVERHEAD * lines.count
         with self._cond:
-            if self._size + size > self.budget and self._items:
+            over = self._size + size > self.budget and bool(self._items)
+            if over and self._stalled():
                 self._dropped[name] = self._dropped.get(name, 0) + lines.count
-                return
+                return True
             if self._dropped.get(name):
                 self._items.append(Dropped(name, self._dropped.pop(name)))
             self._items.append(Output(name, stream, lines))
             self._size += size
             self._cond.notify()
+            return not over
+
+    def when_room(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the reader's thread) once the reader takes what is
+        queued; at once if it already has."""
+        with self._cond:
+            if self._items:
+                self._room.append(callback)
+                return
+        callback()
+
+    def stalled(self) -> bool:
+        """Has the reader taken nothing for ``stall`` seconds while output waits?"""
+        with self._cond:
+            return self._stalled()
+
+    def _stalled(self) -> bool:
+        return bool(self._items) and self.clock() - self._taken_at >= self.stall
 
     def put_notice(self, name: str | None, text: str) -> None:
         with self._cond:
@@ -81,10 +116,14 @@ class EventQueue:
             if not self._items and not self._dropped and not self._woken:
                 self._cond.wait(timeout)
             self._woken = False
+            self._taken_at = self.clock()
             items = list(self._items)
             self._items.clear()
             self._size = 0
             for name, count in self._dropped.items():
                 items.append(Dropped(name, count))
             self._dropped.clear()
-            return items
+            room, self._room = self._room, []
+        for callback in room:
+            callback()
+        return items

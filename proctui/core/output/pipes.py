@@ -53,6 +53,8 @@ class Pipes:
         self._deliver_to = deliver
         self._open: dict[int, tuple[int, LineSplitter]] = {}
         self.on_closed: Callable[[], None] | None = None
+        self.paused = False  # not read while a line printer takes what is queued
+        self.pauses = 0
 
     def create(self) -> tuple[int, int]:
         """Make both pipes; returns the write ends for the child. Raises OSError (with
@@ -78,6 +80,20 @@ class Pipes:
     def start(self) -> None:
         for fd in self._open:
             self.loop.add_reader(fd, self._read_once, fd)
+
+    def pause(self) -> None:
+        """Read no more until ``resume``: the child waits on its full pipe meanwhile.
+        (``read_now`` still reads: output written before the outcome is taken.)"""
+        if not self.paused:
+            self.paused = True
+            self.pauses += 1
+            for fd in self._open:
+                self.loop.remove_reader(fd)
+
+    def resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            self.start()
 
     @property
     def open(self) -> bool:
@@ -121,7 +137,8 @@ class Pipes:
 
     def _close(self, fd: int) -> None:
         if self._open.pop(fd, None) is not None:
-            self.loop.remove_reader(fd)
+            if not self.paused:
+                self.loop.remove_reader(fd)
             os.close(fd)
             if not self._open and self.on_closed is not None:
                 self.on_closed()
