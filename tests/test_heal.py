@@ -28,12 +28,7 @@ def test_a_removed_run_directory_is_rebuilt_and_up_starts_no_second_copy(tmp_pat
     shutil.rmtree(d.run_dir)
 
     # status finds the same supervisor and the same processes again.
-    def answers() -> bool:
-        got = d.ctl("status", "--json")
-        return got.returncode == 0 and json.loads(got.stdout)["supervisor"]["pid"] == d.pid
-
-    wait_until(answers, timeout=20, what="status to find the supervisor again")
-    assert d.status()["svc"]["pid"] == before["pid"]
+    _found_again(d, before)
     # Its lock, its PID files, and the notice that says what happened.
     assert (d.run_dir / "lock").read_text().strip() == str(d.pid)
     assert {p.name: json.loads(p.read_text()) for p in d.run_dir.glob("*.pid")} == pid_files
@@ -46,6 +41,41 @@ def test_a_removed_run_directory_is_rebuilt_and_up_starts_no_second_copy(tmp_pat
                                                                      again.stderr)
     assert alive(before["pid"]) and d.status()["svc"]["pid"] == before["pid"]
 
+    _down(d, before)
+
+
+def test_an_up_straight_after_the_removal_starts_no_second_copy(tmp_path,
+                                                                detached):  # noqa: F811
+    """``rm -rf RUN_DIR; proctui up`` at once: before the supervisor had rebuilt its
+    directory, the new up took a fresh lock there and started a second copy of every
+    process (3 supervisors of 6 tries). The name the supervisor holds outside the
+    directory (namelock.py) refuses it, and the supervisor then rebuilds as before."""
+    config = write_config(tmp_path)
+    d = detached(config)
+    before = d.wait_for("svc", "running", lambda p: p["phase"] == "running")
+    for _ in range(3):
+        shutil.rmtree(d.run_dir, ignore_errors=True)
+        again = proctui("up", *d.where, cwd=tmp_path)
+        # (refused by the name, or by the lock once the directory is rebuilt)
+        assert again.returncode == 2 and f"pid {d.pid}" in again.stderr, (again.stdout,
+                                                                         again.stderr)
+
+    _found_again(d, before)
+    assert (d.run_dir / "lock").read_text().strip() == str(d.pid)
+    _down(d, before)
+
+
+def _found_again(d, before) -> None:  # type: ignore[no-untyped-def]
+    """status finds the same supervisor, and the same process, again."""
+    def answers() -> bool:
+        got = d.ctl("status", "--json")
+        return got.returncode == 0 and json.loads(got.stdout)["supervisor"]["pid"] == d.pid
+
+    wait_until(answers, timeout=20, what="status to find the supervisor again")
+    assert d.status()["svc"]["pid"] == before["pid"]
+
+
+def _down(d, before) -> None:  # type: ignore[no-untyped-def]
     down = d.ctl("down")
     assert down.returncode in (0, 1), down.stderr
     wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to end")

@@ -17,6 +17,7 @@ import contextlib
 import os
 from collections.abc import Callable
 
+from proctui.core.store import namelock
 from proctui.core.store.rundir import PID_SUFFIX, RunDir, RunDirError, read_head
 
 HEAL_EVERY = 0.25  # seconds between two checks (two stat calls; a re-read only on change)
@@ -46,6 +47,7 @@ class Healer:
         fd = self.run_dir.fd
         if fd is None:
             return False
+        namelock.clear(self.run_dir.name_lock)
         try:
             held = os.fstat(fd)
             here = os.stat(self.run_dir.path, follow_symlinks=False)
@@ -84,7 +86,7 @@ class Healer:
         run_dir = self.run_dir
         fresh = RunDir(run_dir.path)
         try:
-            fresh.open()
+            fresh.open(name_lock=run_dir.name_lock)  # the name stays ours throughout
         except RunDirError as e:
             if self._told != str(e):  # once per reason, not once a second
                 self._told = str(e)
@@ -96,6 +98,7 @@ class Healer:
         old_fd, old_lock = run_dir.fd, run_dir._lock_fd
         run_dir.fd, run_dir._lock_fd = fresh.fd, fresh._lock_fd
         fresh.fd = fresh._lock_fd = None
+        fresh.name_lock = None
         if old_fd is not None:
             self._graveyard.append(old_fd)
         if old_lock is not None:

@@ -14,6 +14,7 @@ import fcntl
 import grp
 import os
 import pwd
+import socket
 import stat
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -110,14 +111,16 @@ class RunDir:
         self.path = path
         self.fd: int | None = None
         self._lock_fd: int | None = None
+        self.name_lock: socket.socket | None = None  # see namelock.py
 
     @property
     def lock_path(self) -> Path:
         return self.path / "lock"
 
-    def open(self) -> None:
+    def open(self, name_lock: socket.socket | None = None) -> None:
         """Check the path, hold the directory open, and take the exclusive lock for this
-        run, or raise RunDirError naming the holder."""
+        run, or raise RunDirError naming the holder. ``name_lock``: the name this run
+        holds already (the directory is being rebuilt under it)."""
         self._make()
         real = Path(os.path.realpath(self.path))
         check_chain(real)
@@ -133,9 +136,24 @@ class RunDir:
         self.fd = fd
         try:
             self._lock()
+            self._hold_name(name_lock)
         except RunDirError:
             self.close()
             raise
+
+    def _hold_name(self, held: socket.socket | None) -> None:
+        from proctui.core.store import namelock
+
+        if held is not None:
+            self.name_lock = held
+            return
+        try:
+            self.name_lock = namelock.take(self.path)
+        except namelock.NameHeld as e:
+            raise RunDirError(f"another proctui (pid {e.pid}) is running with run "
+                              f"directory {self.path} (the directory was removed under it, "
+                              "and it is making it again); stop it first or pass "
+                              "--run-dir") from None
 
     def _make(self) -> None:
         """Create the missing directories of the path, each 0700."""
@@ -183,6 +201,9 @@ class RunDir:
         self._lock_fd = fd
 
     def close(self) -> None:
+        if self.name_lock is not None:
+            self.name_lock.close()
+            self.name_lock = None
         if self._lock_fd is not None:
             # The lock file stays: removing it would race with a new run taking it.
             with contextlib.suppress(OSError):
