@@ -533,6 +533,31 @@ def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(serve
         conn.close()
 
 
+def test_logs_reads_past_the_operators_clear(served, capsys):
+    """``c`` in a console clears the panes, every console's, not what is kept: logs
+    printed nothing after it and said 'no longer kept (its scrollback is smaller)'."""
+    import io
+
+    from proctui.frontends.logs import logs
+
+    code = "for i in range(30): print(f'tick {i}')\nimport time\ntime.sleep(100)"
+    s = served([pyspec("t", code)])
+    buf = s.sup.buffer("t")
+    wait_until(lambda: buf.mark().output_total >= 30, what="30 lines printed")
+    s.sup.clear_output("t").result(10)
+    assert buf.read(0).lines == []  # the panes show nothing before the clear
+    conn = s.connection()
+    try:
+        for asked in (None, 3):
+            out = io.StringIO()
+            assert logs(conn, "t", follow=False, lines=asked, out=out) == 0
+            want = [f"tick {i}" for i in range(30)][-(asked or 30):]
+            assert out.getvalue().splitlines() == want
+            assert capsys.readouterr().err == ""
+    finally:
+        conn.close()
+
+
 def test_logs_says_on_stderr_what_a_flood_took_between_two_pages(capsys):
     """Between two pages the scrollback moved past the next line to read (a race a real
     flood wins only sometimes, so the pages are made here): the output holds only the

@@ -51,9 +51,10 @@ async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
     size = 0
     # Lines before the oldest one kept are gone: begin at it (the page's first says so).
     # A read from further back would hold none of them, and the reader would stop there.
-    at = max(start, buf.mark().first)
+    # The operator's clear (c) empties the panes, not what is kept: logs reads past it.
+    at = max(start, buf.kept())
     while size < PAGE_BYTES:
-        got = buf.read(at, SLICE)
+        got = buf.read(at, SLICE, cleared=True)
         if first is None:
             first = got.first
         elif got.first != at:

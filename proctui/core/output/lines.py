@@ -338,13 +338,20 @@ class OutputBuffer:
         with self._lock:
             return self.total - self.first
 
-    def read(self, start: int, count: int | None = None) -> OutputSlice:
-        """Lines numbered ``start`` .. ``start + count`` (or to the end)."""
+    def kept(self) -> int:
+        """Line number of the oldest line kept, cleared or not (what ``logs`` reads)."""
+        with self._lock:
+            return self.total - self._held()
+
+    def read(self, start: int, count: int | None = None, *,
+             cleared: bool = False) -> OutputSlice:
+        """Lines numbered ``start`` .. ``start + count`` (or to the end); ``cleared``:
+        the kept lines before the operator's clear too."""
         with self._lock:
             self._settle()
             held = len(self._lines)
             oldest = self.total - held
-            first = max(start, oldest, self.cleared_before)
+            first = max(start, oldest, 0 if cleared else self.cleared_before)
             dropped = first - start
             end = self.total if count is None else min(self.total, max(start + count, first))
             if first >= end:
@@ -391,10 +398,9 @@ class OutputBuffer:
             self.cleared_before = cleared_before
 
     def clear(self) -> None:
+        """The operator's ``c``: the panes show nothing before this line. The lines stay
+        kept for ``proctui logs`` (``read(..., cleared=True)``): a clear emptied what
+        every script read back, and logs blamed the scrollback."""
         with self._lock:
             self.cleared_before = self.total
-            self._lines.clear()
-            self._streams.clear()
-            self._pending.clear()
-            self._pending_count = 0
             self.partial = ""
