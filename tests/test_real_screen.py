@@ -525,6 +525,34 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
         screen.close()
 
 
+def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
+    """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
+    bar), a 62-column one only its mark. The name is cut with '…' instead."""
+    name = "postgres-replica-eu-west-1-primary"
+    longer = "a-very-long-process-name-that-goes-on-and-on-for-sixty-four-c"
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "30",
+                     f"{name}=trap '' TERM; while :; do sleep 0.2; done",
+                     f"{longer}=trap '' TERM; while :; do sleep 0.2; done"],
+                    tmp_path, 15, 60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"q")
+
+        def rows(lines: list[str]) -> list[str]:  # the panel's, under its title
+            at = next((i for i, line in enumerate(lines) if "Quitting" in line), len(lines))
+            return [line for line in lines[at + 1:] if "SIGKILL in" in line and "…" in line
+                    and ("█" in line or "░" in line)]
+
+        screen.wait(lambda lines: len(rows(lines)) == 2,
+                    what="both panel rows with their countdown, bar and a cut name")
+        assert any("postgres-replica" in row for row in rows(screen.lines()))
+        screen.press(b"q")  # again: kill all now
+        assert screen.finish(timeout=60) == 1
+    finally:
+        screen.close()
+
+
 def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp_path):
     """d, z, s under a question (the key bar below still shows them) did nothing and said
     nothing: each now says the question comes first, and still nothing is done."""

@@ -3,6 +3,7 @@ hint line. Each draws from reactives, so it is redrawn only when what it shows c
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -11,6 +12,9 @@ from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
 from proctui.frontends.console.render import countdown, countdown_text, look
+
+
+COUNTDOWN_ROOM = 26  # columns a row keeps for its countdown and bar before its name
 
 
 class ShutdownPanel(Widget):
@@ -48,7 +52,10 @@ class ShutdownPanel(Widget):
         if self.read_only:  # q only detaches there, and Q is refused
             title = f"Quitting: {count} stopping · {shown('detach')} detaches"
         text.append(title[:width], style="bold")
-        name_w = max((len(v.name) for v in self.views), default=4)
+        # A long name gives way to the countdown, cut with "…": a 34-column name at 60
+        # columns left its row "20850  19s", with no "SIGKILL in" and no bar.
+        longest = max((cell_len(v.name) for v in self.views), default=4)
+        name_w = max(4, min(longest, width - 14 - COUNTDOWN_ROOM))
         now = self.now
         shown_views = self.views
         room_rows = self.size.height - 1  # under the title
@@ -58,7 +65,9 @@ class ShutdownPanel(Widget):
             text.append("\n")
             lk = look(view)
             text.append(f" {lk.mark} ", style=lk.style)
-            text.append(view.name.ljust(name_w), style="bold")
+            name = Text(view.name, style="bold")
+            name.truncate(name_w, overflow="ellipsis", pad=True)
+            text.append_text(name)
             text.append(f"  {view.pid or '-':>7}  ")
             room = max(0, width - 3 - name_w - 11)
             cd = countdown(view, now)
