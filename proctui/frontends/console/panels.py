@@ -13,7 +13,6 @@ from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
 from proctui.frontends.console.render import countdown, countdown_text, look
 
-
 COUNTDOWN_ROOM = 26  # columns a row keeps for its countdown and bar before its name
 
 
