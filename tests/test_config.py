@@ -173,6 +173,11 @@ def test_bad_commands():
         from_commands(["a=x", "a=y"])
     with pytest.raises(ConfigError, match="empty command"):
         from_commands([" "])
+    # "NAME=" with nothing after it names a process with no command: it ran "a=" (a
+    # shell assignment) and reported a clean exit.
+    for arg in ("a=", "a=   "):
+        with pytest.raises(ConfigError, match="process 'a': key 'cmd': empty command"):
+            from_commands([arg])
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -94,7 +94,9 @@ def from_commands(commands: Sequence[str], cwd: Path | None = None) -> Config:
     named: list[tuple[str | None, str]] = []
     for arg in commands:
         m = _NAMED.match(arg)
-        if m and m.group(2).strip() and not m.group(2).startswith("="):
+        if m and not m.group(2).startswith("="):
+            # "NAME=" names a process with no command (refused below): it ran "NAME=",
+            # a shell assignment, and reported "exited: exit code 0".
             named.append((m.group(1), m.group(2).strip()))
         else:
             named.append((None, arg.strip()))
