@@ -44,6 +44,24 @@ def test_up_names_each_failure_says_who_waits_and_exits_1(tmp_path, detached):  
     assert status["db"]["state"] == "running"
 
 
+def test_up_does_not_count_what_never_started(tmp_path, detached):  # noqa: F811
+    """A process whose dependency failed to start ends without starting: up counted it
+    ("1 of 2 processes started" with none running) and said nothing of it."""
+    config = tmp_path / "dep.toml"
+    config.write_text("""
+[processes.web]
+cmd = ["ngnix"]
+
+[processes.w2]
+cmd = "sleep 300"
+depends_on = ["web"]
+""")
+    d = detached(config, status=1)
+    assert "0 of 2 processes started under a detached supervisor" in d.up.stdout, d.up.stdout
+    assert "w2: not started" in d.up.stdout
+    assert "web: failed to start" in d.up.stderr
+
+
 def test_status_json_has_a_schema_and_fixed_states(tmp_path, detached):  # noqa: F811
     d = detached(mixed(tmp_path), status=1)
     got = json.loads(d.ctl("status", "--json").stdout)

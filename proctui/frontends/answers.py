@@ -157,6 +157,10 @@ def up_report(views: Sequence[ProcessView]) -> tuple[int, list[str], list[str]]:
         elif v.phase is Phase.STARTING:
             lines.append(f"{v.name}: not started yet: an earlier run's process waits for "
                          "a decision (proctui status)")
+        elif v.phase is Phase.ENDED and o is None and v.pid is None:
+            # Ended before it ever started (what it needed failed, a stop came first):
+            # counted as started, and said nowhere ("1 of 2 started" with none running).
+            lines.append(f"{v.name}: not started")
         else:
             started += 1
             if v.phase is Phase.ENDED and o is not None:
