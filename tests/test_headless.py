@@ -396,3 +396,15 @@ def test_a_flood_into_a_file_is_all_there(tmp_path):
     assert not [line for line in lines if b"not printed" in line or b"dropped" in line]
     assert len(mine) == 1_000_000
     assert mine[0] == b"a       | 1" and mine[-1] == b"a       | 1000000"
+
+
+def test_output_that_cannot_be_written_is_not_a_clean_run(tmp_path):
+    """stdout on a full disk (/dev/full): the output is lost, so the exit status is 1
+    and stderr says why; it exited 0 as if all was well."""
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
+             str(tmp_path / "run"), "a=seq 5"],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "No space left on device" in done.stderr

@@ -102,6 +102,11 @@ class HeadlessRunner:
                 self.closing()
             self.sup.close()
         self.printer.finish(EXIT_GRACE)
+        if self.printer.failed:
+            status = max(status, 1)  # its output (the summary's too, maybe) is lost
+            if not self._said_broken:  # it failed after the last look, at the summary
+                with contextlib.suppress(OSError):
+                    os.write(2, f"proctui: output {self.printer.broken}\n".encode())
         return status
 
     def _poll(self, started: float) -> float:

@@ -48,6 +48,11 @@ class Printer:
     def broken(self) -> str | None:
         return self.out.broken if isinstance(self.out, Writer) else None
 
+    @property
+    def failed(self) -> bool:
+        """Output was lost to a failed write (a full disk), not to a reader gone."""
+        return isinstance(self.out, Writer) and self.out.failed
+
     def prefix(self, name: str | None) -> str:
         key = name or "\0proctui"
         p = self._prefix.get(key)

@@ -35,6 +35,7 @@ class Writer:
         self.on_broken = on_broken
         self.note_prefix = "proctui | "  # the printer's own, padded and coloured as its lines
         self.broken: str | None = None
+        self.failed = False  # the output could not be written (not a reader gone)
         self._queue: deque[bytes] = deque()
         self._size = 0
         self._dropped = 0  # lines
@@ -112,6 +113,8 @@ class Writer:
         reason = "broken pipe" if e.errno == errno.EPIPE else \
             "terminal gone" if e.errno == errno.EIO else str(e)
         with self._cond:
+            # A reader gone is a hangup; a write that failed (a full disk) lost output.
+            self.failed = e.errno not in (errno.EPIPE, errno.EIO)
             self.broken = reason
             self._queue.clear()
             self._busy = False
