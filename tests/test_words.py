@@ -262,3 +262,13 @@ def test_a_kill_made_late_by_a_starved_core_says_its_true_time(harness):
     assert outcome.kind is OutcomeKind.KILLED
     assert re.fullmatch(r"killed with SIGKILL (1\.[5-9]|[2-9]\.\d)s after the stop request "
                         r"\(0\.5s stop timeout\)", outcome.text), outcome.text
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    (0.44, "0.4s"), (12.4, "12s"), (125, "2m05s"), (3599, "59m59s"), (3600, "1h00m00s"),
+    (11112, "3h05m12s"), (999999, "11d13h46m"), (-3, "0.0s")])
+def test_long_durations_read_in_hours_and_days(value, words):
+    """A deadline extended by 999999 s read 'decision in 16666m38s'."""
+    from proctui.core.life.outcome import seconds
+
+    assert seconds(value) == words

@@ -334,7 +334,8 @@ def _rt_range() -> tuple[int | None, int | None]:
 
 
 def seconds(value: float) -> str:
-    """A duration for people: 0.4s, 1.2s, 12s, 2m05s."""
+    """A duration for people: 0.4s, 1.2s, 12s, 2m05s, 3h05m12s, 11d13h46m (an extended
+    deadline read 'decision in 16666m38s')."""
     if value < 0:
         value = 0.0
     if value < 10:
@@ -342,7 +343,13 @@ def seconds(value: float) -> str:
     if value < 120:
         return f"{round(value)}s"
     minutes, secs = divmod(round(value), 60)
-    return f"{minutes}m{secs:02d}s"
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h{minutes:02d}m"
 
 
 def setting(value: float) -> str:
