@@ -108,6 +108,20 @@ async def test_d_detaches_at_once(tmp_path):
         assert view(sup, "web").phase is Phase.RUNNING
 
 
+async def test_d_detaches_at_a_question_too_and_the_question_waits(tmp_path):
+    """d at an open question answered 'a question is open first'; the README says d
+    leaves at any time. Nothing is answered: the process stays at its decision."""
+    specs = [pyspec("hung", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)]
+    async with attached(tmp_path, specs) as (app, pilot, sup, _core):
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed,
+                    what="the armed dialog")
+        await pilot.press("d")
+        await until(pilot, lambda: not app.is_running, what="the console to detach")
+        assert app.detached == "detached"
+        assert view(sup, "hung").phase is Phase.DECIDING
+
+
 async def test_a_decision_made_elsewhere_closes_the_dialog_here(tmp_path):
     specs = [pyspec("hung", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)]
     async with attached(tmp_path, specs) as (app, pilot, sup, _core):

@@ -145,6 +145,14 @@ class AskScreen(ModalScreen[Decision]):
             self._typed = True
             event.stop()
             self._draw()
+        elif event.key in find("detach").keys.split(",") and \
+                getattr(self.app, "attached", None) is not None:
+            # d leaves an attached console at once, as the README says, at a question
+            # too: nothing is answered, the question waits for whoever attaches next.
+            event.stop()
+            detach = getattr(self.app, "detach", None)
+            if callable(detach):
+                detach("detached")
         elif event.key not in _ANSWERS and event.key not in _MOVES:
             # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
             event.stop()
