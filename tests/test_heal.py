@@ -80,3 +80,39 @@ def _down(d, before) -> None:  # type: ignore[no-untyped-def]
     assert down.returncode in (0, 1), down.stderr
     wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to end")
     assert not alive(before["pid"])
+
+
+def test_the_journal_and_the_output_logs_go_on_in_the_rebuilt_directory(tmp_path,
+                                                                        detached):  # noqa: F811
+    """After the rebuild only the lock, PID files, socket and supervisor.log came back:
+    the journal and every output log went on into the removed directory's files, and
+    logs and timeline failed once the supervisor had ended."""
+    from tests.conftest import PY
+    from tests.test_detach import toml_str
+
+    ticker = "import time\nfor i in range(10**6):\n    print('tick', i, flush=True)\n" \
+             "    time.sleep(0.05)\n"
+    config = tmp_path / "proctui.toml"
+    config.write_text(f'[processes.tick]\ncmd = [{toml_str(PY)}, "-c", {toml_str(ticker)}]\n')
+    d = detached(config)
+    d.wait_for("tick", "running", lambda p: p["phase"] == "running")
+    time.sleep(4 * HEAL_EVERY)
+    shutil.rmtree(d.run_dir)
+    wait_until(lambda: (d.run_dir / "lock").exists() and
+               (d.run_dir / "logs" / "tick.log").exists(), timeout=20,
+               what="the output log in the rebuilt directory")
+    wait_until(lambda: (d.run_dir / "logs" / "tick.log").read_text().count("tick") >= 5,
+               what="ticks written into it")
+    kinds = [json.loads(line)["kind"] for line in
+             (d.run_dir / "journal.jsonl").read_text().splitlines()]
+    assert kinds[0] == "begin" and "start" in kinds  # what it still held
+    down = d.ctl("down")
+    assert down.returncode in (0, 1), down.stderr
+    wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to end")
+    kinds = [json.loads(line)["kind"] for line in
+             (d.run_dir / "journal.jsonl").read_text().splitlines()]
+    assert "outcome" in kinds and kinds[-1] == "end"
+    timeline = proctui("timeline", "--run-dir", str(d.run_dir), cwd=tmp_path)
+    assert timeline.returncode == 0, timeline.stderr
+    logs = proctui("logs", "tick", "-n", "3", "--run-dir", str(d.run_dir), cwd=tmp_path)
+    assert logs.returncode == 0 and "tick" in logs.stdout, (logs.stdout, logs.stderr)

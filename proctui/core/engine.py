@@ -359,6 +359,27 @@ class Engine:
     def strays(self) -> list[int]:
         return self.housekeeping.strays
 
+    def store_rebuilt(self) -> None:
+        """The run directory was removed under us and made again (remote/heal.py): the
+        journal and the output logs go on in the new one; they went on writing into the
+        removed one's files, lost to everyone."""
+        if self.run_dir is None:
+            return
+        self.journal.reopen(self.run_dir)
+        old, self._logs_fd = self._logs_fd, None
+        if old is None:
+            return
+        with contextlib.suppress(OSError):
+            self._logs_fd = open_logs_dir(self.run_dir)
+        for m in (*self.processes, *self.gone):
+            if m.log is not None:
+                m.log.close()  # opened again, in the new directory, at the next write
+                if self._logs_fd is not None:
+                    m.log.dir_fd = self._logs_fd
+                else:
+                    m.log.failed = True
+        os.close(old)
+
     # -- the end ----------------------------------------------------------------------
 
     def close(self) -> None:

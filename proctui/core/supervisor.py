@@ -185,6 +185,14 @@ class Supervisor:
 
     # -- the thread-safe command API ----------------------------------------------------
 
+    def store_rebuilt(self) -> concurrent.futures.Future[None]:
+        """The run directory was made again after its removal: the core's journal and
+        output logs move into it (the control server's healer calls this)."""
+        def move() -> None:
+            if self._engine is not None:
+                self._engine.store_rebuilt()
+        return self._submit(move)
+
     def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         """Queue ``fn`` on the core's loop. Takes no lock, so a signal handler may call
         it (a handler that waited for a lock its own thread held would never return);

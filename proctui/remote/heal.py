@@ -7,8 +7,9 @@ the lock, puts back the PID files it last saw, and the server binds its socket t
 It keeps a copy of the PID files (re-read only when the directory changed): once the
 directory is unlinked nothing can read them back. A file written in the last moment before
 the removal may be missing from the copy; the core writes a PID file again whenever its
-process's members change. The journal and the output logs still go to the removed
-directory's files until the supervisor ends (they belong to the core).
+process's members change. The core then moves its journal (beginning with
+the entries it still holds) and its output logs into the new directory (the server
+asks it to: they belong to the core).
 """
 
 from __future__ import annotations

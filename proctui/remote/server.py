@@ -132,6 +132,7 @@ class Server:
             try:
                 if not self.healer.check():
                     continue
+                self.core.store_rebuilt()  # the journal and the output logs follow
                 sock, self._ino = bind(self.run_dir)
                 self._servers.append(await asyncio.start_unix_server(
                     self._client, sock=sock, limit=wire.MAX_LINE))

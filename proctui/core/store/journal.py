@@ -154,6 +154,28 @@ class Journal:
             self.entries.popleft()
             self.memory_used -= self._sizes.popleft()
 
+    def reopen(self, run_dir: RunDir) -> None:
+        """The run directory was removed and made again (remote/heal.py): go on in its
+        new journal, which begins with the entries still held here (the newest; the file
+        went with the directory). Else the timeline of the rest of the run was lost."""
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        self.fd, self.size, self.full, self.chatter_full = None, 0, False, False
+        if run_dir.fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.fd = run_dir.open_append(NAME)
+        self.path = run_dir.path / NAME
+        data = memoryview(b"".join(encode(entry) for entry in self.entries))
+        try:
+            while self.fd is not None and data:
+                written = os.write(self.fd, data)
+                self.size += written
+                data = data[written:]
+        except OSError:
+            self.fd = None
+
     def close(self) -> None:
         for key in list(self._chatter):
             self._flush(key)
