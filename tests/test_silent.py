@@ -160,3 +160,29 @@ def test_a_full_backlog_is_not_answering_too(stopped):
     finally:
         for sock in pending:
             sock.close()
+
+
+def test_down_shows_no_countdown_a_stopped_supervisor_is_not_keeping(tmp_path, detached,  # noqa: F811
+                                                                     monkeypatch):
+    """down worked its countdowns out from the last views: with the supervisor stopped,
+    it printed 'hung: still stopping after 5.0s: SIGKILL in 0.0s' (and again at 10 s)
+    for a kill nobody was sending. It says it has no word from the supervisor instead."""
+    monkeypatch.setenv("PROCTUI_ANSWER_TIMEOUT", "12")
+    d = detached(write_config(tmp_path, hung_timeout=3.0))
+    d.wait_for("hung", "ready", lambda p: True)
+    proc = subprocess.Popen([PY, "-m", "proctui", "down", "--run-dir", str(d.run_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: d.status()["hung"]["phase"] != "running", timeout=20,
+                   what="down to begin stopping")
+        freeze(d)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.kill(d.pid, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2, (out, err)
+    assert "no word from the supervisor for" in out, out
+    assert "SIGKILL in 0.0s" not in out, out

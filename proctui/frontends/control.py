@@ -216,6 +216,7 @@ class Down:
         self.last_said = dict.fromkeys(core.names, time.monotonic())
         self.interrupts = 0
         self.ladder = Ladder(start=Rung.KILL)  # down has asked for the stop already
+        self.said_quiet = False
 
     def run(self) -> int:
         core, printer = self.core, self.printer
@@ -305,6 +306,17 @@ class Down:
 
     def _countdowns(self) -> None:
         now = time.monotonic()
+        # The countdowns are worked out here from the last views: a supervisor that
+        # missed a ping (stopped, or its link stalled) moves no deadline and sends no
+        # kill, and "SIGKILL in 0.0s" would say it does.
+        quiet = now - self.conn.heard
+        if quiet >= self.conn.timeout / 4 + 1.0:
+            if not self.said_quiet:
+                self.said_quiet = True
+                self.printer.say(f"no word from the supervisor for {quiet:.0f}s: no "
+                                 "countdown until it answers")
+            return
+        self.said_quiet = False
         for view in self.core.views():
             if view.phase.stopping and \
                     now - self.last_said.get(view.name, 0.0) >= COUNTDOWN_EVERY:
