@@ -186,3 +186,27 @@ def test_down_shows_no_countdown_a_stopped_supervisor_is_not_keeping(tmp_path, d
     assert proc.returncode == 2, (out, err)
     assert "no word from the supervisor for" in out, out
     assert "SIGKILL in 0.0s" not in out, out
+
+
+@pytest.mark.parametrize("args", [("status",), ("attach",)])
+def test_a_supervisor_seen_stopped_is_said_at_once(tmp_path, detached, monkeypatch,  # noqa: F811
+                                                   args):
+    """The hello never comes from a stopped supervisor, and this machine can see it is
+    stopped: said within a second, not after the whole timeout (an attach's screen stayed
+    blank for 10 s)."""
+    monkeypatch.setenv("PROCTUI_ANSWER_TIMEOUT", "30")
+    d = detached(write_config(tmp_path))
+    d.wait_for("svc", "running", lambda p: p["phase"] == "running")
+    freeze(d)
+    try:
+        pty = Pty([PY, "-m", "proctui", *args, "--run-dir", str(d.run_dir)], d.tmp_path)
+        try:
+            start = time.monotonic()
+            pty.wait_for(b"it is stopped: kill -CONT", timeout=25)
+            assert time.monotonic() - start < 10
+            assert pty.finish() == 2
+        finally:
+            if pty.proc.poll() is None:
+                pty.proc.kill()
+    finally:
+        os.kill(d.pid, signal.SIGCONT)

@@ -31,6 +31,7 @@ GONE = "the supervisor has gone away"
 # Seconds a client waits for the supervisor to connect or answer, and the most its
 # server may stay silent while a client waits for events (it pings meanwhile).
 ANSWER_TIMEOUT = 10.0
+STOPPED_LOOK = 0.5  # seconds between two looks at whether a silent supervisor is stopped
 MAX_MESSAGE = 64 << 20  # bytes in one message from the supervisor (a views of thousands)
 _SECONDS = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?")
 
@@ -137,7 +138,16 @@ class Connection:
     def _first(self) -> None:
         deadline = time.monotonic() + self.timeout
         while True:
-            message = self._until(deadline)
+            try:
+                # In slices: a supervisor we can see is stopped (SIGSTOP) will not
+                # answer, and is said at once; the screen of an attach stayed blank for
+                # the whole timeout (10 s).
+                message = self._until(min(deadline, time.monotonic() + STOPPED_LOOK))
+            except _Silent:
+                if time.monotonic() >= deadline or \
+                        (self.local and _state(self.pid) == "T"):
+                    raise
+                continue
             if message is None:
                 raise ValueError("the supervisor closed the connection")
             kind = message.get("t")
