@@ -301,12 +301,16 @@ def test_run_with_on_hangup_detach_goes_on_after_the_terminal_is_lost(tmp_path):
         assert all(alive(pid) for pid in pids.values())
         status = json.loads(proctui("status", "--json", *ctl).stdout)
         assert status["supervisor"]["pid"] == pty.proc.pid
+        # Its own console is gone: it said "its own console and 0 consoles attached".
+        said = proctui("status", *ctl).stdout
+        assert "0 consoles attached" in said and "its own console" not in said, said
         got = proctui("down", *ctl)
         assert "summary:" in got.stdout
         assert pty.proc.wait(20) == got.returncode
         assert not any(alive(pid) for pid in pids.values())
         log = (run_dir / "supervisor.log").read_text()
         assert "detached" in log and "summary:" in log
+        assert "went away (the terminal went away)" not in log
     finally:
         pty.close()
 

@@ -96,8 +96,11 @@ class Guard:
         """Go on without a terminal until someone stops everything (proctui down, a
         console's "stop everything", SIGTERM); then log the summary and exit."""
         _quiet_terminal()
-        self.log(f"the terminal went away ({self.lost}): detached (on_hangup = \"detach\"); "
-                 f"every process goes on under pid {os.getpid()}")
+        what = self.lost or ""
+        if not what.startswith("the terminal"):  # (a signal's name: SIGHUP)
+            what = f"the terminal went away ({what})"
+        self.log(f"{what}: detached (on_hangup = \"detach\"); every process goes on under "
+                 f"pid {os.getpid()}")
         core = self.core
         while not (core.all_ended() and (core.shutting_down or core.crash)):
             time.sleep(POLL * 4)

@@ -129,6 +129,14 @@ class Listener:
         does not wait for the server's modules to load."""
         threading.Thread(target=self.serve, name="proctui-serve", daemon=True).start()
 
+    def console_gone(self) -> None:
+        """The supervisor's own console went away (its terminal hung up, and it goes on
+        detached): status says 0 consoles, not 'its own console and 0 attached'."""
+        self.own_console = False
+        server = self.server
+        if server is not None:
+            server.own_console = False
+
     def serve(self) -> None:
         from proctui.startup import resume
 

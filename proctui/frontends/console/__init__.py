@@ -44,6 +44,8 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             app.hangup = why
 
     def on_lost(why: str, detached: bool) -> None:
+        if detached:
+            control.console_gone()
         if app is not None:
             tell(why, detached)
             app._poked()  # wake it: nothing in the core may change to do so
