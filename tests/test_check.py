@@ -80,3 +80,16 @@ def test_check_says_whether_a_procfile_read_its_env(tmp_path):
     got = check(tmp_path, "-f", str(procfile))
     assert f"{tmp_path / '.env'}: read: PORT (values not shown)" in block(got.stdout, "web")
     assert "5000" not in got.stdout
+
+
+def test_check_shows_control_characters_as_visible_escapes(tmp_path):
+    """An env value with OSC 2 read X='' and a printf with OSC 52 lost it: removed, not
+    shown, so check said something other than what run would do."""
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.a]\ncmd = "printf \'\\u001b]52;c;aGk=\\u0007 hi\\\\n\'"\n'
+        'env = { X = "\\u001b]2;T\\u0007" }\n')
+    got = check(tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert "\x1b" not in got.stdout and "\x07" not in got.stdout
+    assert "X='\\x1b]2;T\\x07'" in got.stdout, got.stdout
+    assert "\\x1b]52;c;aGk=\\x07 hi" in got.stdout, got.stdout

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from proctui.config import Config, ProcessSpec
 from proctui.core.life.outcome import setting, signal_name
-from proctui.core.output.text import clean
+from proctui.core.output.text import visible
 from proctui.core.store.logfiles import DIRECTORY, log_name
 from proctui.core.store.rundir import default_run_dir
 
@@ -152,4 +152,6 @@ def report(config: Config, anchor: Path) -> tuple[list[str], list[str]]:
         problem = program_warning(spec)
         if problem is not None:
             warnings.append(f"{spec.name}: {problem}: run and up will fail to start it")
-    return [clean(line) for line in lines], [clean(w) for w in warnings]
+    # Control characters as visible escapes, as run says them: removed (clean), an env
+    # value of OSC 2 read X='', and a command that prints OSC 52 read printf ' hi\n'.
+    return [visible(line) for line in lines], [visible(w) for w in warnings]
