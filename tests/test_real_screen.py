@@ -570,6 +570,23 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
         screen.close()
 
 
+def test_a_question_due_under_the_help_is_said(installed, tmp_path):
+    """The help covers the whole screen: a decision that came due meanwhile gave no sign
+    until Esc (10 s late in a trial). A toast says so; Esc then shows the question."""
+    screen = asking(installed, tmp_path, 30, 120)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s?")  # the stop, and the help before its 0.5 s deadline
+        screen.wait_text("stub waits for a decision: Esc closes this to answer it")
+        assert "stop timeout reached" not in screen.text()  # still under the help
+        screen.press(KEYS["escape"])
+        screen.wait_text("stop timeout reached")
+        screen.wait_text("kill now")  # armed
+        kill_and_quit(screen)
+    finally:
+        screen.close()
+
+
 def test_the_key_bar_offers_what_acts_on_the_selected_process_now(installed, tmp_path):
     """The bar offered s K e a for a process that had ended (each answered "nothing to
     ..."), never S, which starts it; said "q Quit" while q would kill everything; and at

@@ -31,7 +31,7 @@ from proctui.frontends.console import keys
 from proctui.frontends.console.actions import PaneActions, ProcessActions, QuitActions
 from proctui.frontends.console.driver import stop_input
 from proctui.frontends.console.link import LinkActions, LinkBanner
-from proctui.frontends.console.output import Panes, ProcessPane
+from proctui.frontends.console.output import PaneArea, Panes, ProcessPane
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
 from proctui.frontends.console.picker import ProcessPicker, system_commands
 from proctui.frontends.console.questions import Questions
@@ -59,17 +59,6 @@ def _css_path() -> Path:
         if path.is_file():
             return path
     return path
-
-
-class PaneArea(Container):
-    """The panes' room. The grid's page is worked out from its size, which is known only
-    once the screen is laid out again: at the app's own resize it is still the old one
-    (a grid of three panes stayed at 60x15, and a page of one at 120x30 again)."""
-
-    def on_resize(self) -> None:
-        relayout = getattr(self.app, "_relayout", None)
-        if callable(relayout):
-            relayout()
 
 
 class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessActions,
@@ -344,7 +333,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
             screen.show(current, *self.questions.place(current, views, now), now)
             return
         if len(self.screen_stack) > 1 or self._frozen is not None:
-            return  # another dialog is open (one at a time), or the link is down
+            # Another screen is open (one question at a time; the help covers all).
+            if self._frozen is None and (words := self.questions.newly_due(views, now)):
+                self.notify(words, severity="warning", markup=False, timeout=8)
+            return  # (or the link is down)
         upcoming = self.questions.next(views, now)
         if upcoming is None:
             return

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from rich.console import Console
 from rich.style import Style
-from textual.containers import Vertical
+from textual.containers import Container, Vertical
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -337,3 +337,14 @@ class Panes(dict[str, ProcessPane]):
     def __missing__(self, name: str) -> ProcessPane:
         pane = self[name] = self._make(name)
         return pane
+
+
+class PaneArea(Container):
+    """The panes' room. The grid's page is worked out from its size, which is known only
+    once the screen is laid out again: at the app's own resize it is still the old one
+    (a grid of three panes stayed at 60x15, and a page of one at 120x30 again)."""
+
+    def on_resize(self) -> None:
+        relayout = getattr(self.app, "_relayout", None)
+        if callable(relayout):
+            relayout()

@@ -25,6 +25,7 @@ class Questions:
         self.answered: set[tuple[object, ...]] = set()
         self.since: dict[tuple[object, ...], float] = {}  # when each started waiting
         self.resume_at = 0.0
+        self.told: set[tuple[object, ...]] = set()  # said to wait under another screen
 
     def waiting(self, views: list[ProcessView], now: float) -> list[ProcessView]:
         """Everything parked at a decision, oldest first."""
@@ -47,6 +48,15 @@ class Questions:
             if question_key(v) not in self.answered:
                 return v, i + 1, len(parked)
         return None
+
+    def newly_due(self, views: list[ProcessView], now: float) -> str | None:
+        """What to say of a question come due under another screen (the help covers the
+        whole screen: nothing said one waited until Esc), once per question."""
+        upcoming = self.next(views, now)
+        if upcoming is None or question_key(upcoming[0]) in self.told:
+            return None
+        self.told.add(question_key(upcoming[0]))
+        return f"{upcoming[0].name} waits for a decision: Esc closes this to answer it"
 
     def place(self, view: ProcessView, views: list[ProcessView], now: float) -> tuple[int, int]:
         parked = self.waiting(views, now)
