@@ -346,20 +346,21 @@ def test_a_flood_waits_for_a_reader_that_keeps_reading():
 
 
 def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
-    # 200,000 lines, an event queue nobody drains: the child must still finish, and what
-    # did not fit is counted, not silently lost.
+    # 2,000,000 lines (more than a pipe holds), an event queue nobody drains: paced at
+    # first, the child is read on once the reader is found stalled (2 s), so it still
+    # finishes, and what did not fit is counted, not silently lost.
     events = EventQueue(budget=500_000)
-    sup = Supervisor([spec("flood", "seq 1 200000")], events=events)
+    sup = Supervisor([spec("flood", "seq 1 2000000")], events=events)
     sup.start()
     try:
         wait_until(sup.all_ended, timeout=30, what="the flood to end")
         ((_, outcome),) = sup.final()
         assert outcome.text == "exited: exit code 0"
         buf = sup.buffer("flood")
-        assert buf.total == 200000 + 2  # the lines and proctui's "started" and outcome
+        assert buf.total == 2000000 + 2  # the lines and proctui's "started" and outcome
         got = events.get(0)
         kept = sum(len(e.lines) for e in got if isinstance(e, Output))
         dropped = sum(e.count for e in got if isinstance(e, Dropped))
-        assert kept + dropped == 200000 and dropped > 0
+        assert kept + dropped == 2000000 and dropped > 0
     finally:
         sup.close()

@@ -21,7 +21,7 @@ from proctui.core.os.housekeeping import Housekeeping
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat
-from proctui.core.output.events import EventQueue
+from proctui.core.output.events import EventQueue, pace
 from proctui.core.output.lines import Chunk, Stream
 from proctui.core.output.text import visible
 from proctui.core.process import Managed
@@ -220,30 +220,7 @@ class Engine:
         if lines and self.events is not None:
             m = self.by_run.get(id(run))
             if m is not None and not self.events.put_output(m.name, stream, lines):
-                self._pace(run)
-
-    def _pace(self, run: Run) -> None:
-        """The line printer is behind: read no more of ``run`` until it has taken what
-        is queued, or until it is found stalled (then output is dropped and counted)."""
-        events, pipes, loop = self.events, run.pipes, self.loop
-        if events is None or pipes.paused:
-            return
-        pipes.pause()
-        this = pipes.pauses
-
-        def resume() -> None:
-            with contextlib.suppress(RuntimeError):  # the loop is closed: we are done
-                loop.call_soon_threadsafe(pipes.resume)
-
-        def look() -> None:  # one look-out per pause, for as long as it lasts
-            if pipes.paused and pipes.pauses == this:
-                if events.stalled():
-                    pipes.resume()
-                else:
-                    loop.call_later(events.stall / 4, look)
-
-        events.when_room(resume)
-        loop.call_later(events.stall / 4, look)
+                pace(self.events, run.pipes, self.loop)
 
     def ended(self, run: Run, outcome: Outcome) -> None:
         m = self.by_run.get(id(run))

@@ -186,12 +186,8 @@ class Supervisor:
     # -- the thread-safe command API ----------------------------------------------------
 
     def store_rebuilt(self) -> concurrent.futures.Future[None]:
-        """The run directory was made again after its removal: the core's journal and
-        output logs move into it (the control server's healer calls this)."""
-        def move() -> None:
-            if self._engine is not None:
-                self._engine.store_rebuilt()
-        return self._submit(move)
+        """The run directory was made again: the journal and output logs move there."""
+        return self._submit(lambda: self._engine.store_rebuilt() if self._engine else None)
 
     def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         """Queue ``fn`` on the core's loop. Takes no lock, so a signal handler may call
@@ -249,10 +245,9 @@ class Supervisor:
 
     def stop_all(self, ordered: bool = True,
                  why: Why = Why.OPERATOR) -> concurrent.futures.Future[Reply]:
-        """Start every stop sequence; they run in parallel, in stages where processes
-        depend on others (``ordered=False``: all now). ``why`` is journaled. Safe from a
-        signal handler, and before start-up has finished: nothing not yet started
-        starts."""
+        """Start every stop sequence, in parallel, in stages where processes depend on
+        others (``ordered=False``: all now); ``why`` is journaled. Safe from a signal
+        handler and before start-up has finished: nothing not yet started starts."""
         self._shutdown_requested = True
         self._stop_asked.set()
         return self._submit(lambda: self._cmds.stop_all(ordered, why=why))
@@ -325,11 +320,8 @@ class Supervisor:
 
     def journal_command(self, name: str | None, **who: object) -> None:
         """A command from the control socket and who sent it, journaled before its effects."""
-        def call() -> None:
-            assert self._engine is not None
-            self._engine.journal.write(Kind.COMMAND, name, **who)
-
-        self._submit(call)
+        self._submit(lambda: self._engine.journal.write(Kind.COMMAND, name, **who)
+                     if self._engine is not None else None)
 
     @property
     def shutting_down(self) -> bool:

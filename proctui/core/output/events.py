@@ -11,13 +11,20 @@ never dropped.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from proctui.core.output.lines import Chunk
 from proctui.records import dataclass
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from proctui.core.output.pipes import Pipes
 
 DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
 STALL = 2.0  # seconds a reader may take nothing before output is dropped, not paced
@@ -127,3 +134,27 @@ class EventQueue:
         for callback in room:
             callback()
         return items
+
+
+def pace(events: EventQueue, pipes: Pipes, loop: asyncio.AbstractEventLoop) -> None:
+    """The line printer is behind (``put_output`` said so): read no more of ``pipes``
+    until it has taken what is queued, or until it is found stalled (then output is
+    dropped and counted). On the core's loop."""
+    if pipes.paused:
+        return
+    pipes.pause()
+    this = pipes.pauses
+
+    def resume() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: we are done
+            loop.call_soon_threadsafe(pipes.resume)
+
+    def look() -> None:  # one look-out per pause, for as long as it lasts
+        if pipes.paused and pipes.pauses == this:
+            if events.stalled():
+                pipes.resume()
+            else:
+                loop.call_later(events.stall / 4, look)
+
+    events.when_room(resume)
+    loop.call_later(events.stall / 4, look)

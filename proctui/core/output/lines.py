@@ -338,15 +338,11 @@ class OutputBuffer:
         with self._lock:
             return self.total - self.first
 
-    def kept(self) -> int:
-        """Line number of the oldest line kept, cleared or not (what ``logs`` reads)."""
-        with self._lock:
-            return self.total - self._held()
+    def kept(self) -> int:  # the oldest line kept, cleared or not (what logs reads)
+        return self.total - self._held()
 
-    def read(self, start: int, count: int | None = None, *,
-             cleared: bool = False) -> OutputSlice:
-        """Lines numbered ``start`` .. ``start + count`` (or to the end); ``cleared``:
-        the kept lines before the operator's clear too."""
+    def read(self, start: int, count: int | None = None, *, cleared: bool = False) -> OutputSlice:
+        """Lines ``start`` .. ``start + count`` (or to the end); ``cleared``: past a clear."""
         with self._lock:
             self._settle()
             held = len(self._lines)
@@ -398,9 +394,7 @@ class OutputBuffer:
             self.cleared_before = cleared_before
 
     def clear(self) -> None:
-        """The operator's ``c``: the panes show nothing before this line. The lines stay
-        kept for ``proctui logs`` (``read(..., cleared=True)``): a clear emptied what
-        every script read back, and logs blamed the scrollback."""
+        """The operator's ``c``: panes show nothing before here; ``logs`` reads on."""
         with self._lock:
             self.cleared_before = self.total
             self.partial = ""

@@ -68,6 +68,11 @@ def take(path: Path) -> socket.socket | None:
     return None
 
 
+def holder(path: Path) -> int | None:
+    """The pid of our process that holds the name of the run directory at ``path``."""
+    return _holder(address(path)) if sys.platform.startswith("linux") else None
+
+
 def _holder(name: bytes) -> int | None:
     """The pid of the process that holds ``name``, if it is one of ours."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -106,6 +106,12 @@ def check_chain(path: Path) -> None:
                               f"{st.st_gid} (mode {mode:o})")
 
 
+def _name_holder(path: Path) -> int | None:
+    from proctui.core.store import namelock
+
+    return namelock.holder(path)
+
+
 class RunDir:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -186,7 +192,8 @@ class RunDir:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or \
+                str(_name_holder(self.path) or "unknown")  # (the pid is written just after)
             os.close(fd)
             if e.errno in (errno.EWOULDBLOCK, errno.EACCES):
                 raise RunDirError(f"another proctui (pid {holder}) is running with run "
