@@ -193,7 +193,9 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
             panes.styles.grid_size_columns = min(cols, len(shown))
             panes.styles.grid_size_rows = -(-len(shown) // cols)
             if len(names) > page:
-                info = (f" panes {first + 1}-{first + len(shown)} of {len(names)} · "
+                which = f"pane {first + 1}" if len(shown) == 1 else \
+                    f"panes {first + 1}-{first + len(shown)}"  # (not "panes 15-15")
+                info = (f" {which} of {len(names)} · "
                         f"{keys.shown('select(1)')}/{keys.shown('select(-1)')} move through "
                         "them")
         grid_info = self.query_one("#grid-info", Static)
