@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -408,3 +409,73 @@ def test_output_that_cannot_be_written_is_not_a_clean_run(tmp_path):
             stdout=full, stderr=subprocess.PIPE, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "No space left on device" in done.stderr
+
+
+FLOOD_NOTING_TERM = (
+    "import os, signal, sys, time\n"
+    "def term(*_):\n"
+    "    with open(sys.argv[1], 'a') as f: f.write(f'{time.time()}\\n')\n"
+    "signal.signal(signal.SIGTERM, term)\n"
+    "line = b'x' * 999 + b'\\n'\n"
+    "while True: os.write(1, line * 64)\n")
+
+
+@pytest.mark.parametrize("how", ["stop-after", "ctrl+c twice"])
+def test_a_slow_steady_reader_delays_no_stop_and_no_kill(tmp_path, how):
+    """Printing a backlog to a slow but steady reader takes seconds: --stop-after 2
+    stopped at 7.4 s, and a second ctrl+c killed 5.6 s late, when the runner acted only
+    between batches. Signals and --stop-after act at once; the words say so in order."""
+    stamps = tmp_path / "term.txt"
+    child = f"flood={PY} -c {shlex.quote(FLOOD_NOTING_TERM)} {stamps}"
+    extra = ["--stop-after", "1"] if how == "stop-after" else []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--headless", "--stop-timeout", "60",
+         "--run-dir", str(tmp_path / "run"), *extra, child],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path,
+        start_new_session=True)
+    launched = time.time()
+    got = bytearray()
+
+    def steady() -> None:  # 2 MB/s, however much waits
+        assert proc.stdout is not None
+        fd, due = proc.stdout.fileno(), time.monotonic()
+        while chunk := os.read(fd, 65536):
+            got.extend(chunk)
+            due += len(chunk) / 2e6
+            time.sleep(max(0.0, due - time.monotonic()))
+
+    reader = threading.Thread(target=steady, daemon=True)
+    reader.start()
+    try:
+        if how == "stop-after":
+            wait_until(lambda: stamps.exists(), timeout=30, what="the SIGTERM")
+            assert float(stamps.read_text().split()[0]) - launched < 1 + 3
+        else:
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            wait_until(lambda: stamps.exists(), timeout=30, what="the SIGTERM")
+            proc.send_signal(signal.SIGINT)
+            pressed = time.monotonic()
+            # The flood is gone within moments (its group SIGKILLed), not seconds later.
+            wait_until(lambda: _group_gone(proc.pid), timeout=30, what="the kill")
+            assert time.monotonic() - pressed < 3
+            assert proc.wait(60) == 1
+            reader.join(30)
+            said = [line for line in bytes(got).split(b"\n") if b"x" * 20 not in line]
+            said = [line.split(b" | ", 1)[1] for line in said if b" | " in line]
+            order = [next(i for i, line in enumerate(said) if line.startswith(words))
+                     for words in (b"received SIGINT: stopping", b"flood: SIGTERM sent",
+                                   b"received SIGINT again: killing",
+                                   b"flood: SIGKILL sent")]
+            assert order == sorted(order), said
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+
+
+def _group_gone(pgid: int) -> bool:
+    """No process of proctui's children's groups but proctui itself is left."""
+    out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pgid)],
+                         capture_output=True, text=True).stdout
+    return "flood" not in out and "-c" not in out

@@ -17,6 +17,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
@@ -55,12 +56,11 @@ class HeadlessRunner:
         self.tick = tick  # about once a second (the detached supervisor rotates its log)
         self.events = events
         self.printer = printer
-        self._signals: list[int] = []
         self._ladder = Ladder()
+        self._exit_now = False  # the last rung: abandoned, exit
         self._hangups = 0
         self._stopping = False
         self._said_broken = False
-        self._said_stop = False
         self._last_countdown: dict[str, float] = {}
         self._last_look = 0.0
 
@@ -69,21 +69,23 @@ class HeadlessRunner:
         if self.linger:
             # Not SIG_IGN: that would be inherited by every process we start.
             signal.signal(signal.SIGHUP, self._on_hangup)
+        timer = None
         try:
             self.sup.start()
             if self.started is not None:
                 self.started()
             started = time.monotonic()
+            if self.stop_after is not None:
+                # A timer, not the loop: the loop may be printing a long backlog to a
+                # slow reader, and --stop-after 2 stopped at 7.4 s behind one.
+                timer = threading.Timer(self.stop_after, self._on_stop_after)
+                timer.daemon = True
+                timer.start()
             abandoned_all = False
             while True:
                 self._drain(self._poll(started))
-                abandoned_all = self._handle_signals()
+                abandoned_all = self._exit_now
                 self._check_reader()
-                if (self.stop_after is not None and not self._stopping
-                        and time.monotonic() - started >= self.stop_after):
-                    self._stopping = True
-                    self.printer.say(f"--stop-after {self.stop_after:g}s: stopping everything")
-                    self.sup.stop_all(why=Why.STOP_AFTER)
                 self._countdowns()
                 if abandoned_all or (self.sup.all_ended() and (
                         not self.linger or self.sup.shutting_down or self.sup.crash)):
@@ -96,6 +98,8 @@ class HeadlessRunner:
             self._drain(0)
             status = self._summary()
         finally:
+            if timer is not None:
+                timer.cancel()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if self.closing is not None:
@@ -111,24 +115,47 @@ class HeadlessRunner:
 
     def _poll(self, started: float) -> float:
         """How long to wait for news: idle, a second (the queue wakes on any event)."""
-        if self._stopping or self._signals or self.sup.shutting_down:
+        if self._stopping or self.sup.shutting_down:
             return POLL
         if self.stop_after is not None:
             return max(0.0, min(POLL_IDLE, started + self.stop_after - time.monotonic()))
         return POLL_IDLE
 
-    def _on_signal(self, signum: int, _frame: object) -> None:
-        # Record it for the main loop to report; start the first stop right away. The
-        # command API only queues a call, so this is safe here, and it is kept even if
-        # the core has not finished starting.
-        # No locks here: a handler that waited for a lock its own thread held would hang.
-        # The stop's own notices wake the main loop.
-        self._signals.append(signum)
-        if self.linger and not self._stopping:
-            self.sup.set_interactive(False)  # as headless: nobody is asked any more
+    def _on_stop_after(self) -> None:
         if not self._stopping:
             self._stopping = True
-            self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
+            self.sup.notice(f"--stop-after {self.stop_after:g}s: stopping everything")
+            self.sup.stop_all(why=Why.STOP_AFTER)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        # Acted on here, at once: the main loop may be printing a long backlog to a slow
+        # reader (a second ctrl+c killed 5.6 s late behind one). The command API only
+        # queues a call, so this is safe here (no lock), and it is kept even if the core
+        # has not finished starting. What was done is said by the core too, first: in
+        # order with the notices of the stop it begins, whatever the reader's pace.
+        if self.linger and not self._stopping:
+            self.sup.set_interactive(False)  # as headless: nobody is asked any more
+        name = signal.Signals(signum).name
+        if self._ladder.presses == 0:  # the first signal of any kind: the stop
+            self._ladder.press()
+            self.sup.notice(self._ladder.words(Rung.STOP, f"received {name}"))
+            if not self._stopping:
+                self._stopping = True
+                self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
+        elif signum == signal.SIGINT and not self._exit_now:
+            rung = self._ladder.press()
+            if rung is Rung.ABANDON:
+                left = ", ".join(f"{v.name} pid {v.pid}" for v in self.sup.views()
+                                 if v.alive and v.pid) or "nothing"
+                self.sup.notice(f"{self._ladder.words(rung, 'received SIGINT')} ({left}) "
+                                "and exiting")
+                self.sup.abandon_all()
+                if isinstance(self.printer.out, Writer):
+                    self.printer.out.hurry = True  # exit at once: no more waiting
+                self._exit_now = True
+            else:
+                self.sup.notice(self._ladder.words(rung, "received SIGINT"))
+                climb(self.sup, rung)
 
     def _on_hangup(self, _signum: int, _frame: object) -> None:
         self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
@@ -146,31 +173,12 @@ class HeadlessRunner:
         with contextlib.suppress(OSError):
             os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
 
-    def _handle_signals(self) -> bool:
-        while self._signals:
-            signum = self._signals.pop(0)
-            name = signal.Signals(signum).name
-            if not self._said_stop:
-                # The first signal of any kind already stopped everything (in the handler).
-                self._said_stop = True
-                self._ladder.press()
-                self.printer.say(self._ladder.words(Rung.STOP, f"received {name}"))
-            elif signum == signal.SIGINT:
-                rung = self._ladder.press()
-                if rung is Rung.ABANDON:
-                    left = [v for v in self.sup.views() if v.alive and v.pid]
-                    pids = ", ".join(f"{v.name} pid {v.pid}" for v in left) or "nothing"
-                    self.printer.say(f"{self._ladder.words(rung, 'received SIGINT')} "
-                                     f"({pids}) and exiting")
-                    climb(self.sup, rung)
-                    return True
-                self.printer.say(self._ladder.words(rung, "received SIGINT"))
-                climb(self.sup, rung)
-        return False
-
     def _drain(self, timeout: float) -> None:
-        printer = self.printer
-        for event in self.events.get(timeout):
+        printer, events = self.printer, self.events
+        for event in events.get(timeout):
+            events.touch()  # still at work: a slow but steady reader is not stalled
+            if self._exit_now and type(event) is Output:
+                continue  # exiting at once: the abandon's words first
             if type(event) is Output:
                 printer.lines(event.name, event.lines)
             elif type(event) is Notice:
@@ -189,7 +197,7 @@ class HeadlessRunner:
         if self.tick is not None:
             self.tick()
         if self._hangups:
-            self.printer.say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
+            self._say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
                              "supervisor goes on (SIGTERM or proctui down stops it)")
             self._hangups = 0
         for view in self.sup.views():
@@ -198,7 +206,12 @@ class HeadlessRunner:
             if now - self._last_countdown.get(view.name, 0.0) < COUNTDOWN_EVERY:
                 continue
             self._last_countdown[view.name] = now
-            self.printer.say(still_stopping(view, now), view.name)
+            self._say(still_stopping(view, now), view.name)
+
+    def _say(self, text: str, name: str | None = None) -> None:
+        """A line of the runner's own, in order with the output and notices queued before
+        it: said straight away, it jumped seconds ahead of them behind a slow reader."""
+        self.events.put_notice(name, text)
 
     def _summary(self) -> int:
         lines, status = summary(self.sup)

@@ -21,7 +21,8 @@ from collections import deque
 from collections.abc import Callable
 
 BUDGET = 2 << 20  # bytes waiting for the reader before the runner waits for room
-STALL = 0.5  # seconds a reader may take nothing before lines are dropped instead
+STALL = 2.0  # seconds a reader may take nothing before lines are dropped instead
+_SLICE = 64 << 10  # bytes a write is given at once: each counts as the reader's progress
 _IOV_MAX = 1024  # pieces one writev takes (Linux's and macOS's limit)
 _JOIN_OVER = 16  # pieces: more are joined before they are written
 
@@ -36,6 +37,9 @@ class Writer:
         self.note_prefix = "proctui | "  # the printer's own, padded and coloured as its lines
         self.broken: str | None = None
         self.failed = False  # the output could not be written (not a reader gone)
+        # Set (from a signal handler too: no lock) when proctui exits at once: no more
+        # waiting for the reader, what does not fit is counted.
+        self.hurry = False
         self._queue: deque[bytes] = deque()
         self._size = 0
         self._dropped = 0  # lines
@@ -74,10 +78,12 @@ class Writer:
         """Wait (the lock held by the caller, released while waiting) until ``size``
         bytes fit, or the queue is empty; False when the reader took nothing for
         ``stall`` seconds, and at once while it still takes nothing after that."""
-        if self._stalled_at == self._taken:
+        if self._stalled_at == self._taken or self.hurry:
             return False
         seen, since = self._taken, time.monotonic()
         while self._size + size > self.budget and self._queue and self.broken is None:
+            if self.hurry:
+                return False
             now = time.monotonic()
             if self._taken != seen:
                 seen, since = self._taken, now
@@ -141,7 +147,15 @@ def _write_all(fd: int, pieces: list[bytes],
     views = [memoryview(p) for p in pieces if p]
     i = 0
     while i < len(views):
-        written = os.writev(fd, views[i:i + _IOV_MAX])
+        # In slices: a blocking write of 2 MiB to a pipe returned only once a slow
+        # reader had taken all of it, which looked like no progress (a stall) meanwhile.
+        batch, size = [], 0
+        for view in views[i:i + _IOV_MAX]:
+            if size >= _SLICE:
+                break
+            batch.append(view[:_SLICE - size] if size + len(view) > _SLICE else view)
+            size += len(batch[-1])
+        written = os.writev(fd, batch)
         if took is not None:
             took(written)
         while written and i < len(views):

@@ -99,7 +99,9 @@ class Healer:
         old_fd, old_lock = run_dir.fd, run_dir._lock_fd
         run_dir.fd, run_dir._lock_fd = fresh.fd, fresh._lock_fd
         fresh.fd = fresh._lock_fd = None
-        fresh.name_lock = None
+        # The name too, when it could be taken only now (a stranger's socket was on it
+        # at start): dropped here, it was released at once.
+        run_dir.name_lock, fresh.name_lock = fresh.name_lock, None
         if old_fd is not None:
             self._graveyard.append(old_fd)
         if old_lock is not None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from proctui.core.output.pipes import Pipes
 
 DEFAULT_BUDGET = 32 << 20  # bytes (estimated) of output waiting for the reader
-STALL = 2.0  # seconds a reader may take nothing before output is dropped, not paced
+STALL = 5.0  # seconds a reader may take nothing before output is dropped, not paced
 LINE_OVERHEAD = 56  # bytes a short str costs besides its characters, in CPython
 
 
@@ -95,6 +95,11 @@ class EventQueue:
                 self._room.append(callback)
                 return
         callback()
+
+    def touch(self) -> None:
+        """The reader is still at work on what it took (printing a big batch to a slow
+        but steady reader): it is not stalled. No lock: one float, from its thread."""
+        self._taken_at = self.clock()
 
     def stalled(self) -> bool:
         """Has the reader taken nothing for ``stall`` seconds while output waits?"""
