@@ -479,3 +479,22 @@ def _group_gone(pgid: int) -> bool:
     out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pgid)],
                          capture_output=True, text=True).stdout
     return "flood" not in out and "-c" not in out
+
+
+def test_at_exit_a_slow_steady_reader_gets_the_rest(tmp_path):
+    """At exit the writer waited 2 s in all: a reader at 0.5 MB/s lost the last
+    megabytes of a run that had ended, and nothing said so. It waits while the reader
+    takes (60 s at most), and says on stderr what it could not write."""
+    code = "import os\nline = b'y' * 999 + b'\\n'\nos.write(1, line * 3000)\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
+         str(tmp_path / "run"), f"burst={PY} -c {shlex.quote(code)}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout is not None
+    got, fd, due = bytearray(), proc.stdout.fileno(), time.monotonic()
+    while chunk := os.read(fd, 65536):
+        got.extend(chunk)
+        due += len(chunk) / 5e5
+        time.sleep(max(0.0, due - time.monotonic()))
+    assert proc.wait(60) == 0
+    assert sum(1 for line in bytes(got).split(b"\n") if line.endswith(b"y" * 50)) == 3000

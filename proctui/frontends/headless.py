@@ -37,7 +37,7 @@ POLL = 0.1  # while something stops; output and notices wake the loop at once an
 # Idle, nothing needs the loop: a signal starts its stop in the handler, the stop's
 # notices and a reader gone (the writer says so) wake it. Only a safety net.
 POLL_IDLE = 5.0
-EXIT_GRACE = 2.0  # seconds a stalled reader gets to take the last lines
+EXIT_GRACE = 2.0  # seconds a reader may take nothing at exit (60 s at most in all)
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _WHY = {signal.SIGINT: Why.SIGINT, signal.SIGTERM: Why.SIGTERM, signal.SIGHUP: Why.HANGUP}
 
@@ -105,7 +105,11 @@ class HeadlessRunner:
             if self.closing is not None:
                 self.closing()
             self.sup.close()
-        self.printer.finish(EXIT_GRACE)
+        if not self.printer.finish(EXIT_GRACE) and isinstance(self.printer.out, Writer) \
+                and self.printer.broken is None and (left := self.printer.out.waiting()):
+            with contextlib.suppress(OSError):  # (stderr may be a terminal, or the same pipe)
+                os.write(2, f"proctui: {left} bytes of output not written: the reader took "
+                            "too long\n".encode())
         if self.printer.failed:
             status = max(status, 1)  # its output (the summary's too, maybe) is lost
             if not self._said_broken:  # it failed after the last look, at the summary

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 BUDGET = 2 << 20  # bytes waiting for the reader before the runner waits for room
 STALL = 2.0  # seconds a reader may take nothing before lines are dropped instead
+DRAIN_MOST = 60.0  # seconds at exit a slow but steady reader may take the rest, at most
 _SLICE = 64 << 10  # bytes a write is given at once: each counts as the reader's progress
 _IOV_MAX = 1024  # pieces one writev takes (Linux's and macOS's limit)
 _JOIN_OVER = 16  # pieces: more are joined before they are written
@@ -45,6 +46,7 @@ class Writer:
         self._dropped = 0  # lines
         self._busy = False
         self._taken = 0  # bytes the kernel took so far (the reader's progress)
+        self._in_flight = 0  # bytes of the write under way not taken yet
         self._stalled_at: int | None = None  # _taken when the reader was found stalled
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="proctui-stdout", daemon=True)
@@ -104,7 +106,7 @@ class Writer:
                 self._busy = True
                 pieces = list(self._queue)
                 self._queue.clear()
-                self._size = 0
+                self._in_flight, self._size = self._size, 0
                 self._cond.notify_all()  # room again for a runner waiting in write
             try:
                 _write_all(self.fd, pieces, self._took)
@@ -114,6 +116,7 @@ class Writer:
 
     def _took(self, count: int) -> None:
         self._taken += count  # only this thread writes it; readers poll it
+        self._in_flight = max(0, self._in_flight - count)
 
     def _break(self, e: OSError) -> None:
         reason = "broken pipe" if e.errno == errno.EPIPE else \
@@ -128,12 +131,27 @@ class Writer:
         if self.on_broken is not None:
             self.on_broken(reason)
 
-    def drain(self, timeout: float) -> bool:
-        """Wait until everything queued is written (or the reader is gone); False when
-        the reader did not take it within ``timeout`` seconds."""
+    def drain(self, timeout: float, most: float = DRAIN_MOST) -> bool:
+        """Wait until everything queued is written (or the reader is gone): while the
+        reader keeps taking bytes, up to ``most`` seconds in all; False when it took
+        nothing for ``timeout`` seconds, or ``most`` passed. (A fixed 2 s lost a slow but
+        steady reader's last megabyte at exit, and said nothing of it.)"""
+        end = time.monotonic() + most
         with self._cond:
-            return self._cond.wait_for(lambda: self.broken is not None or
-                                       (not self._queue and not self._busy), timeout)
+            seen, since = self._taken, time.monotonic()
+            while not (self.broken is not None or (not self._queue and not self._busy)):
+                now = time.monotonic()
+                if self._taken != seen:
+                    seen, since = self._taken, now
+                if self.hurry or now - since >= timeout or now >= end:
+                    return False
+                self._cond.wait(min(0.05, since + timeout - now, end - now))
+            return True
+
+    def waiting(self) -> int:
+        """Bytes not written yet (queued, or in the write under way)."""
+        with self._cond:
+            return self._size + self._in_flight
 
 
 def _write_all(fd: int, pieces: list[bytes],
