@@ -5,6 +5,8 @@ shell over ``proctui.frontends.control``; every failure is one line."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -59,7 +61,13 @@ def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-u
         _fail(str(e))
     except NoSupervisor as e:
         _fail(str(e))
-    except (BrokenPipeError, KeyboardInterrupt):
+    except BrokenPipeError:
+        # Our reader went away (logs -f | head -2): done, as logs -n and status are
+        # then, not 130 as for a ctrl+c (that failed a script's `set -o pipefail`).
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 0
+    except KeyboardInterrupt:
         status = 130
     except OSError as e:
         click.echo(f"proctui: error: the supervisor connection failed: {e.strerror or e}",

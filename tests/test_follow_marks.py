@@ -55,3 +55,20 @@ restart = "on-failure"
     got = proctui("timeline", "--run-dir", str(d.run_dir), "-o", str(picture), cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     assert "the shutdown began: proctui down" in picture.read_text()
+
+
+def test_logs_follow_into_head_ends_cleanly(tmp_path, detached):  # noqa: F811
+    """``logs NAME -f | head -2``: exit status 130, as for a ctrl+c, which failed a
+    script's ``set -o pipefail``; logs -n and status exit 0 there. Now 0, and quiet."""
+    ticker = "import time\nfor i in range(10**6):\n    print('tick', i, flush=True)\n" \
+             "    time.sleep(0.05)\n"
+    config = tmp_path / "tick.toml"
+    config.write_text(f'[processes.tick]\ncmd = [{toml_str(PY)}, "-c", {toml_str(ticker)}]\n')
+    d = detached(config)
+    d.wait_for("tick", "running", lambda p: p["phase"] == "running")
+    got = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {PY} -m proctui logs tick -f --run-dir "
+                       f"{d.run_dir} | head -2"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert got.returncode == 0, (got.stdout, got.stderr)
+    assert len(got.stdout.splitlines()) == 2 and got.stderr == ""
