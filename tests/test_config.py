@@ -122,6 +122,10 @@ BAD_TOML = [
     ('[processes.a]\ncmd = "x"\nenv_file = "nope.env"\n', "key 'env_file': file not found"),
     ('[processes.a]\ncmd = "x"\nenv = { A = [1] }\n', "key 'env.A'"),
     ('[processes.""]\ncmd = "x"\n', "process name is empty"),
+    # Its lines would read as proctui's own; and a restart with itself named "unknown".
+    ('[processes.proctui]\ncmd = "x"\n', "process name 'proctui' is proctui's own label"),
+    ('[processes.a]\ncmd = "x"\nrestart_with = ["a"]\n',
+     "process 'a': key 'restart_with': a process cannot restart with itself"),
     ('[processes.a]\ncmd = "x"\n[processes.a]\ncmd = "y"\n', "TOML syntax error"),
     ("[defaults]\nstop_timeout = 1\n", "no processes defined"),
     ("", "no processes defined"),

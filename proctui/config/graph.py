@@ -24,7 +24,10 @@ def check_dependencies(specs: Sequence[ProcessSpec], source: str) -> None:
                                           "ready; give it one or depend on \"started\"",
                                   spec.name, "depends_on")
         for dep in spec.restart_with:
-            if dep not in names or dep == spec.name:
+            if dep == spec.name:  # (it said "unknown process 'a'" of the process itself)
+                raise ConfigError(source, "a process cannot restart with itself", spec.name,
+                                  "restart_with")
+            if dep not in names:
                 raise ConfigError(source, f"unknown process {dep!r}", spec.name,
                                   "restart_with")
     cycle = find_cycle(specs)

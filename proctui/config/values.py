@@ -211,6 +211,8 @@ def check_name(name: object, where: Where) -> str:
                                 "characters)")
     if "\0" in name:
         raise where.error(None, "process name contains NUL")
+    if name == "proctui":  # its lines would read as proctui's own ("proctui | ...")
+        raise where.error(None, "process name 'proctui' is proctui's own label")
     return name
 
 
