@@ -182,6 +182,8 @@ def test_bad_commands():
     for arg in ("a=", "a=   "):
         with pytest.raises(ConfigError, match="process 'a': key 'cmd': empty command"):
             from_commands([arg])
+    # An unnamed command named after its program is never named proctui.
+    assert [s.name for s in from_commands(["proctui --version"]).processes] == ["proctui-2"]
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -100,7 +100,7 @@ def from_commands(commands: Sequence[str], cwd: Path | None = None) -> Config:
             named.append((m.group(1), m.group(2).strip()))
         else:
             named.append((None, arg.strip()))
-    taken = {n for n, _ in named if n}
+    taken = {n for n, _ in named if n} | {"proctui"}  # (proctui's own label: proctui-2)
     specs: list[ProcessSpec] = []
     seen: set[str] = set()
     for name, cmd in named:
