@@ -498,3 +498,17 @@ def test_at_exit_a_slow_steady_reader_gets_the_rest(tmp_path):
         time.sleep(max(0.0, due - time.monotonic()))
     assert proc.wait(60) == 0
     assert sum(1 for line in bytes(got).split(b"\n") if line.endswith(b"y" * 50)) == 3000
+
+
+def test_wide_names_keep_the_labels_aligned():
+    """Labels were padded by characters: 日本語 (six columns) pushed its bar three
+    columns right of every other name's."""
+    out = io.StringIO()
+    printer = Printer(["日本語", "ab"], out, False)
+    printer.lines("日本語", ["hi"])
+    printer.lines("ab", ["yo"])
+    bars = []
+    for line in out.getvalue().splitlines():
+        head = line.split("|", 1)[0]
+        bars.append(sum(2 if ord(c) > 0x2E80 else 1 for c in head))
+    assert len(set(bars)) == 1, out.getvalue()

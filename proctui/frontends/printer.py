@@ -28,6 +28,15 @@ def use_colour(stream: TextIO) -> bool:
 LABEL_MAX = 20  # columns a name's label is padded to, at most
 
 
+def cells(text: str) -> int:
+    """Columns ``text`` takes on a terminal: wide characters two, combining ones none."""
+    if text.isascii():
+        return len(text)
+    from unicodedata import combining, east_asian_width
+
+    return sum(0 if combining(c) else 2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
 class Printer:
     """Formats lines with padded names into a Writer (or, in tests, any text stream)."""
 
@@ -36,7 +45,7 @@ class Printer:
         # Names are padded to the longest, up to LABEL_MAX: a 43-character name left a
         # 60-column terminal 14 columns beside every label, and the summary (folded to
         # fit beside it) was cut mid-word there. A longer name is written whole.
-        self.width = min(LABEL_MAX, max(len(n) for n in [*names, "proctui"]))
+        self.width = min(LABEL_MAX, max(cells(n) for n in [*names, "proctui"]))
         self.colour = colour
         self._prefix: dict[str, str] = {}
         self._bprefix: dict[str, bytes] = {}
@@ -57,7 +66,8 @@ class Printer:
         key = name or "\0proctui"
         p = self._prefix.get(key)
         if p is None:
-            label = (name or "proctui").ljust(self.width)
+            label = name or "proctui"
+            label += " " * (self.width - cells(label))  # (日本語 is six columns, not three)
             if self.colour:
                 code = "1" if name is None else _COLOURS[self._index.get(name, 0) % len(_COLOURS)]
                 label = f"\x1b[{code}m{label}\x1b[0m"
