@@ -512,3 +512,36 @@ def test_wide_names_keep_the_labels_aligned():
         head = line.split("|", 1)[0]
         bars.append(sum(2 if ord(c) > 0x2E80 else 1 for c in head))
     assert len(set(bars)) == 1, out.getvalue()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_once_everything_ended_ends_the_wait_for_a_slow_reader(tmp_path, sig):
+    """Everything has ended; a slow reader still has megabytes to take. A SIGTERM there
+    killed proctui outright and a ctrl+c was exit 130, both without a summary (the
+    handlers were restored before the last wait), or only queued a line after the whole
+    backlog (226 s at 300 KB/s). Now it stops waiting: the run's own status, and stderr
+    says what was not printed, with the summary."""
+    code = "import os\nline = b'z' * 999 + b'\\n'\nos.write(1, line * 4000)\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
+         str(tmp_path / "run"), f"burst={PY} -c {shlex.quote(code)}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdout is not None
+
+    def slow() -> None:  # 100 KB/s: 40 s for what waits
+        assert proc.stdout is not None
+        fd, due = proc.stdout.fileno(), time.monotonic()
+        while chunk := os.read(fd, 16384):
+            due += len(chunk) / 1e5
+            time.sleep(max(0.0, due - time.monotonic()))
+
+    reader = threading.Thread(target=slow, daemon=True)
+    reader.start()
+    time.sleep(3.0)  # the burst has long ended; its lines still wait for the reader
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    assert proc.wait(30) == 0
+    assert time.monotonic() - sent < 6
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert f"exiting at once (received {signal.Signals(sig).name})" in err, err
+    assert "burst  exited: exit code 0" in err, err

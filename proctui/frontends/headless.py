@@ -30,7 +30,7 @@ from proctui.core.supervisor import Supervisor
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.printer import Printer, use_colour
 from proctui.frontends.report import still_stopping
-from proctui.frontends.writer import Writer
+from proctui.frontends.writer import DRAIN_MOST, Writer
 
 COUNTDOWN_EVERY = 5.0  # seconds between "SIGKILL in ..." lines during a wait
 POLL = 0.1  # while something stops; output and notices wake the loop at once anyway
@@ -58,6 +58,11 @@ class HeadlessRunner:
         self.printer = printer
         self._ladder = Ladder()
         self._exit_now = False  # the last rung: abandoned, exit
+        self._summary_lines: list[str] = []
+        self._finishing = False
+        self._cut_by = ""  # why output stopped being waited for
+        self._ended_at: float | None = None  # when the loop first saw everything ended
+        self._skipped = 0  # output lines not printed, to exit sooner
         self._hangups = 0
         self._stopping = False
         self._said_broken = False
@@ -98,18 +103,22 @@ class HeadlessRunner:
             self._drain(0)
             status = self._summary()
         finally:
+            self._finishing = True  # a signal from here on only hurries the exit
             if timer is not None:
                 timer.cancel()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            if self.closing is not None:
-                self.closing()
-            self.sup.close()
-        if not self.printer.finish(EXIT_GRACE) and isinstance(self.printer.out, Writer) \
-                and self.printer.broken is None and (left := self.printer.out.waiting()):
-            with contextlib.suppress(OSError):  # (stderr may be a terminal, or the same pipe)
-                os.write(2, f"proctui: {left} bytes of output not written: the reader took "
-                            "too long\n".encode())
+            try:
+                if self.closing is not None:
+                    self.closing()
+                self.sup.close()
+            finally:
+                # Our handlers stay through the last wait for the reader (a minute at
+                # most): restored before it, a ctrl+c there was a KeyboardInterrupt (exit
+                # 130, no summary) and a SIGTERM killed proctui outright.
+                try:
+                    self._finish()
+                finally:
+                    for sig, handler in previous.items():
+                        signal.signal(sig, handler)
         if self.printer.failed:
             status = max(status, 1)  # its output (the summary's too, maybe) is lost
             if not self._said_broken:  # it failed after the last look, at the summary
@@ -131,15 +140,64 @@ class HeadlessRunner:
             self.sup.notice(f"--stop-after {self.stop_after:g}s: stopping everything")
             self.sup.stop_all(why=Why.STOP_AFTER)
 
+    def _finish(self) -> None:
+        """Wait for the reader to take the rest, then say on stderr what it did not, and
+        (when exiting at once) the summary it may have missed."""
+        out = self.printer.out
+        done = self.printer.finish(EXIT_GRACE)
+        if (done or not isinstance(out, Writer) or self.printer.broken is not None) \
+                and not self._skipped:
+            return
+        left = out.waiting() if isinstance(out, Writer) and not done else 0
+        words = [f"{left} bytes of output not written"] if left else []
+        if self._skipped:
+            words.append(f"{self._skipped} lines of output not printed")
+        why = f"exiting at once ({self._cut_by})" if self._cut_by else "the reader took too long"
+        lines = [f"proctui: {' and '.join(words)}: {why}"]
+        if self._cut_by and not done:
+            lines += [f"proctui | {line}" for line in self._summary_lines]
+        # A thread, waited for 2 s at most: stderr may be the same slow pipe, or stalled.
+        say = threading.Thread(target=_write_stderr, args=("\n".join(lines) + "\n",),
+                               daemon=True)
+        say.start()
+        say.join(2.0)
+
+    def _hurry(self, why: str) -> None:
+        """Exit as soon as possible: no more waiting for the reader (a signal handler
+        calls this: no lock). What is not printed is counted and said on stderr."""
+        self._cut_by = self._cut_by or why
+        if isinstance(self.printer.out, Writer):
+            self.printer.out.hurry = True
+
+    def _hurried(self) -> bool:
+        """Output is no longer waited for: exiting at once, or everything has ended and
+        the reader has had a minute for the rest (the README's bound)."""
+        out = self.printer.out
+        if self._exit_now or (isinstance(out, Writer) and out.hurry):
+            return True
+        if isinstance(out, Writer) and self.sup.all_ended():
+            now = time.monotonic()
+            if self._ended_at is None:
+                self._ended_at = now
+            elif now - self._ended_at > DRAIN_MOST:
+                self._hurry("the reader took more than a minute after everything ended")
+                return True
+        return False
+
     def _on_signal(self, signum: int, _frame: object) -> None:
         # Acted on here, at once: the main loop may be printing a long backlog to a slow
         # reader (a second ctrl+c killed 5.6 s late behind one). The command API only
         # queues a call, so this is safe here (no lock), and it is kept even if the core
         # has not finished starting. What was done is said by the core too, first: in
         # order with the notices of the stop it begins, whatever the reader's pace.
+        name = signal.Signals(signum).name
+        if self._finishing or self.sup.all_ended():
+            # Nothing left to stop: it only waits for the reader (a backlog at 300 KB/s
+            # kept it 226 s, a SIGTERM adding a line at the end). Waiting ends here.
+            self._hurry(f"received {name}")
+            return
         if self.linger and not self._stopping:
             self.sup.set_interactive(False)  # as headless: nobody is asked any more
-        name = signal.Signals(signum).name
         if self._ladder.presses == 0:  # the first signal of any kind: the stop
             self._ladder.press()
             self.sup.notice(self._ladder.words(Rung.STOP, f"received {name}"))
@@ -154,8 +212,7 @@ class HeadlessRunner:
                 self.sup.notice(f"{self._ladder.words(rung, 'received SIGINT')} ({left}) "
                                 "and exiting")
                 self.sup.abandon_all()
-                if isinstance(self.printer.out, Writer):
-                    self.printer.out.hurry = True  # exit at once: no more waiting
+                self._hurry("received SIGINT again")
                 self._exit_now = True
             else:
                 self.sup.notice(self._ladder.words(rung, "received SIGINT"))
@@ -181,8 +238,9 @@ class HeadlessRunner:
         printer, events = self.printer, self.events
         for event in events.get(timeout):
             events.touch()  # still at work: a slow but steady reader is not stalled
-            if self._exit_now and type(event) is Output:
-                continue  # exiting at once: the abandon's words first
+            if type(event) is Output and self._hurried():
+                self._skipped += event.lines.count  # counted, said on stderr at the end
+                continue
             if type(event) is Output:
                 printer.lines(event.name, event.lines)
             elif type(event) is Notice:
@@ -219,6 +277,7 @@ class HeadlessRunner:
 
     def _summary(self) -> int:
         lines, status = summary(self.sup)
+        self._summary_lines = lines
         for line in lines:
             self.printer.say(line)
         return status
@@ -279,3 +338,8 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
 
     return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
                           closing=closing, tick=tick).run()
+
+
+def _write_stderr(text: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode())

@@ -143,7 +143,9 @@ class Writer:
                 now = time.monotonic()
                 if self._taken != seen:
                     seen, since = self._taken, now
-                if self.hurry or now - since >= timeout or now >= end:
+                if self.hurry:  # exiting at once: a fast reader still gets the last lines
+                    timeout, end = min(timeout, 0.5), min(end, now + 2.0)
+                if now - since >= timeout or now >= end:
                     return False
                 self._cond.wait(min(0.05, since + timeout - now, end - now))
             return True
