@@ -352,3 +352,19 @@ os.write(1, b"new\\n"); os.write(2, b"err\\n")
     run = tmp_path / "run"
     assert (run / "supervisor.log.1").read_text() == "old " * 40
     assert (run / "supervisor.log").read_text() == "new\nerr\n"
+
+
+def test_a_detached_supervisor_whose_processes_all_ended_still_stops_on_sigterm(
+        tmp_path, detached):  # noqa: F811
+    """It stays once every process has ended by itself, until someone stops it: a
+    SIGTERM then must still stop it (a signal after everything ended only hurries a
+    plain headless run's exit)."""
+    config = tmp_path / "once.toml"
+    config.write_text('[processes.once]\ncmd = "true"\n')
+    d = detached(config)
+    wait_until(lambda: d.status()["once"]["phase"] == "ended", what="once to end")
+    time.sleep(0.5)
+    assert alive(d.pid)  # it stays
+    os.kill(d.pid, signal.SIGTERM)
+    wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to exit")
+    assert "received SIGTERM" in (d.run_dir / "supervisor.log").read_text()

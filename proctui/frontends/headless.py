@@ -191,9 +191,11 @@ class HeadlessRunner:
         # has not finished starting. What was done is said by the core too, first: in
         # order with the notices of the stop it begins, whatever the reader's pace.
         name = signal.Signals(signum).name
-        if self._finishing or self.sup.all_ended():
+        if self._finishing or (self.sup.all_ended() and (
+                not self.linger or self.sup.shutting_down)):
             # Nothing left to stop: it only waits for the reader (a backlog at 300 KB/s
-            # kept it 226 s, a SIGTERM adding a line at the end). Waiting ends here.
+            # kept it 226 s, a SIGTERM adding a line at the end). Waiting ends here. (A
+            # detached supervisor whose processes all ended stays until it is stopped.)
             self._hurry(f"received {name}")
             return
         if self.linger and not self._stopping:
