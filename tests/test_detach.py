@@ -355,7 +355,7 @@ os.write(1, b"new\\n"); os.write(2, b"err\\n")
 
 
 def test_a_detached_supervisor_whose_processes_all_ended_still_stops_on_sigterm(
-        tmp_path, detached):  # noqa: F811
+        tmp_path, detached):
     """It stays once every process has ended by itself, until someone stops it: a
     SIGTERM then must still stop it (a signal after everything ended only hurries a
     plain headless run's exit)."""
