@@ -51,6 +51,19 @@ on_timeout = "ask"
     return config
 
 
+TICKER = "import time\nfor i in range(10**6):\n    print('tick', i, flush=True)\n" \
+         "    time.sleep(0.05)\n"
+
+
+def ticking(tmp_path: Path, detached):  # type: ignore[no-untyped-def]
+    """A detached supervisor of one process, tick, that prints a line every 50 ms."""
+    config = tmp_path / "proctui.toml"
+    config.write_text(f'[processes.tick]\ncmd = [{toml_str(PY)}, "-c", {toml_str(TICKER)}]\n')
+    d = detached(config)
+    d.wait_for("tick", "running", lambda p: p["phase"] == "running")
+    return d
+
+
 class Detached:
     """A supervisor started with ``proctui up``; ended (SIGKILL) at teardown if a test
     leaves it running, and its processes by the reaper fixture."""

@@ -7,7 +7,7 @@ import subprocess
 import threading
 
 from tests.conftest import PY, wait_until
-from tests.test_detach import detached, proctui, toml_str  # noqa: F401 (a fixture)
+from tests.test_detach import detached, proctui, ticking, toml_str  # noqa: F401 (a fixture)
 
 CRASH = "import time; print('up', flush=True); time.sleep(0.5); raise SystemExit(3)"
 
@@ -60,12 +60,7 @@ restart = "on-failure"
 def test_logs_follow_into_head_ends_cleanly(tmp_path, detached):  # noqa: F811
     """``logs NAME -f | head -2``: exit status 130, as for a ctrl+c, which failed a
     script's ``set -o pipefail``; logs -n and status exit 0 there. Now 0, and quiet."""
-    ticker = "import time\nfor i in range(10**6):\n    print('tick', i, flush=True)\n" \
-             "    time.sleep(0.05)\n"
-    config = tmp_path / "tick.toml"
-    config.write_text(f'[processes.tick]\ncmd = [{toml_str(PY)}, "-c", {toml_str(ticker)}]\n')
-    d = detached(config)
-    d.wait_for("tick", "running", lambda p: p["phase"] == "running")
+    d = ticking(tmp_path, detached)
     got = subprocess.run(
         ["bash", "-c", f"set -o pipefail; {PY} -m proctui logs tick -f --run-dir "
                        f"{d.run_dir} | head -2"],

@@ -496,11 +496,7 @@ def test_at_exit_a_slow_steady_reader_gets_the_rest(tmp_path):
     """At exit the writer waited 2 s in all: a reader at 0.5 MB/s lost the last
     megabytes of a run that had ended, and nothing said so. It waits while the reader
     takes (60 s at most), and says on stderr what it could not write."""
-    code = "import os\nline = b'y' * 999 + b'\\n'\nos.write(1, line * 3000)\n"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
-         str(tmp_path / "run"), f"burst={PY} -c {shlex.quote(code)}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc = _burst(tmp_path, 3000)
     assert proc.stdout is not None
     got, fd, due = bytearray(), proc.stdout.fileno(), time.monotonic()
     while chunk := os.read(fd, 65536):
@@ -509,6 +505,16 @@ def test_at_exit_a_slow_steady_reader_gets_the_rest(tmp_path):
         time.sleep(max(0.0, due - time.monotonic()))
     assert proc.wait(60) == 0
     assert sum(1 for line in bytes(got).split(b"\n") if line.endswith(b"y" * 50)) == 3000
+
+
+def _burst(tmp_path: Path, count: int) -> subprocess.Popen[bytes]:
+    """proctui run --headless of one process, burst, that writes ``count`` lines of a
+    thousand bytes at once and exits; its stdout and stderr are pipes."""
+    code = f"import os\nline = b'y' * 999 + b'\\n'\nos.write(1, line * {count})\n"
+    return subprocess.Popen(
+        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
+         str(tmp_path / "run"), f"burst={PY} -c {shlex.quote(code)}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
 
 
 def test_wide_names_keep_the_labels_aligned():
@@ -532,11 +538,7 @@ def test_a_signal_once_everything_ended_ends_the_wait_for_a_slow_reader(tmp_path
     handlers were restored before the last wait), or only queued a line after the whole
     backlog (226 s at 300 KB/s). Now it stops waiting: the run's own status, and stderr
     says what was not printed, with the summary."""
-    code = "import os\nline = b'z' * 999 + b'\\n'\nos.write(1, line * 4000)\n"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir",
-         str(tmp_path / "run"), f"burst={PY} -c {shlex.quote(code)}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc = _burst(tmp_path, 4000)
     assert proc.stdout is not None
 
     def slow() -> None:  # 100 KB/s: 40 s for what waits

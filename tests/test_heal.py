@@ -87,15 +87,9 @@ def test_the_journal_and_the_output_logs_go_on_in_the_rebuilt_directory(tmp_path
     """After the rebuild only the lock, PID files, socket and supervisor.log came back:
     the journal and every output log went on into the removed directory's files, and
     logs and timeline failed once the supervisor had ended."""
-    from tests.conftest import PY
-    from tests.test_detach import toml_str
+    from tests.test_detach import ticking
 
-    ticker = "import time\nfor i in range(10**6):\n    print('tick', i, flush=True)\n" \
-             "    time.sleep(0.05)\n"
-    config = tmp_path / "proctui.toml"
-    config.write_text(f'[processes.tick]\ncmd = [{toml_str(PY)}, "-c", {toml_str(ticker)}]\n')
-    d = detached(config)
-    d.wait_for("tick", "running", lambda p: p["phase"] == "running")
+    d = ticking(tmp_path, detached)
     time.sleep(4 * HEAL_EVERY)
     shutil.rmtree(d.run_dir)
     wait_until(lambda: (d.run_dir / "lock").exists() and
