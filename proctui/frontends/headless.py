@@ -152,6 +152,8 @@ class HeadlessRunner:
         words = [f"{left} bytes of output not written"] if left else []
         if self._skipped:
             words.append(f"{self._skipped} lines of output not printed")
+        if not words:
+            return  # (the last write ended as the wait did: nothing is missing)
         why = f"exiting at once ({self._cut_by})" if self._cut_by else "the reader took too long"
         lines = [f"proctui: {' and '.join(words)}: {why}"]
         if self._cut_by and not done:

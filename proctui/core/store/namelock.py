@@ -25,10 +25,7 @@ import struct
 import sys
 from pathlib import Path
 
-try:  # CPython's own SHA-1, as rundir.py: without loading OpenSSL
-    from _sha1 import sha1 as _sha1  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover (a Python built without it)
-    from hashlib import sha1 as _sha1
+from proctui.core.store.rundir import sha1
 
 BACKLOG = 64
 
@@ -42,7 +39,7 @@ class NameHeld(Exception):
 
 
 def address(path: Path) -> bytes:
-    digest = _sha1(os.fsencode(str(path))).hexdigest()
+    digest = sha1(os.fsencode(str(path))).hexdigest()
     return f"\0proctui-run-dir/{os.getuid()}/{digest}".encode()
 
 

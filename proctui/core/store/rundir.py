@@ -38,9 +38,9 @@ class PidFileEntry:
 
 
 try:  # CPython's own SHA-1: the same digest as hashlib's without loading OpenSSL (5 ms)
-    from _sha1 import sha1 as _sha1  # type: ignore[import-not-found]
+    from _sha1 import sha1 as sha1  # type: ignore[import-not-found]  # (namelock.py too)
 except ImportError:  # pragma: no cover (a Python built without it)
-    from hashlib import sha1 as _sha1
+    from hashlib import sha1 as sha1
 
 
 def default_run_dir(anchor: Path) -> Path:
@@ -50,7 +50,7 @@ def default_run_dir(anchor: Path) -> Path:
     root = Path(base) / "proctui" if base and os.path.isabs(base) else \
         Path(f"/tmp/proctui-{os.getuid()}")
     resolved = anchor.resolve()
-    digest = _sha1(str(resolved).encode()).hexdigest()[:8]
+    digest = sha1(str(resolved).encode()).hexdigest()[:8]
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in resolved.name)[:40]
     return root / f"{slug or 'root'}-{digest}"
 
