@@ -310,7 +310,7 @@ class Down:
         # missed a ping (stopped, or its link stalled) moves no deadline and sends no
         # kill, and "SIGKILL in 0.0s" would say it does.
         quiet = now - self.conn.heard
-        if quiet >= self.conn.timeout / 4 + 1.0:
+        if quiet >= self.conn.ping_every + 1.0:  # it missed a ping
             if not self.said_quiet:
                 self.said_quiet = True
                 self.printer.say(f"no word from the supervisor for {quiet:.0f}s: no "

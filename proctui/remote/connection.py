@@ -208,7 +208,7 @@ class Connection:
         """The next message for a client that waits on events for as long as they take
         (``down``, ``logs -f``, a console): pings while all is quiet, so a supervisor that
         stopped answering is a NotAnswering within this connection's timeout."""
-        every = max(0.05, self.timeout / 4)
+        every = self.ping_every
         while True:
             try:
                 return self._until(time.monotonic() + every)
@@ -216,6 +216,11 @@ class Connection:
                 if time.monotonic() - self.heard >= self.timeout:
                     raise self.not_answering() from None
                 self.send(commands.Ping())
+
+    @property
+    def ping_every(self) -> float:
+        """Seconds of quiet after which a client waiting on events pings the supervisor."""
+        return max(0.05, self.timeout / 4)
 
     def _until(self, deadline: float) -> dict[str, Any] | None:
         line = self._line(deadline)
