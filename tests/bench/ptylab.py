@@ -18,7 +18,11 @@ import time
 
 class OnPty:
     def __init__(self, cmd: list[str], width: int = 80, height: int = 24,
-                 env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: str | None = None,
+                 watch: tuple[bytes, ...] = ()) -> None:
+        """``watch``: texts whose arrival the reader notes the moment it reads them, with
+        the command's CPU time then (``arrival``)."""
+        self._arrivals: dict[bytes, tuple[float, float] | None] = dict.fromkeys(watch)
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
         self.started = time.monotonic()
@@ -30,6 +34,7 @@ class OnPty:
         self.data = bytearray()
         self.total = 0  # bytes written to the terminal so far
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -49,18 +54,32 @@ class OnPty:
             with self._lock:
                 self.total += len(chunk)
                 self.data += chunk
+                for needle, seen in self._arrivals.items():
+                    if seen is None and needle in self.data[-len(chunk) - len(needle):]:
+                        # Here, not in a polling loop: the command goes on working while
+                        # a poller sleeps, and that work is not the frame's.
+                        self._arrivals[needle] = (time.monotonic() - self.started,
+                                                  cpu_seconds(self.proc.pid))
                 if len(self.data) > 1 << 20:
                     del self.data[: len(self.data) - (1 << 19)]
+                self._arrived.notify_all()
 
     def wait_for(self, needle: bytes, timeout: float = 120.0) -> float:
-        """Seconds from the start until ``needle`` was written to the terminal."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                if needle in self.data:
-                    return time.monotonic() - self.started
-            time.sleep(0.005)
-        raise TimeoutError(f"{needle!r} never appeared: {bytes(self.data[-300:])!r}")
+        """Seconds from the start until ``needle`` was seen on the terminal."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: needle in self.data, timeout):
+                raise TimeoutError(f"{needle!r} never appeared: {bytes(self.data[-300:])!r}")
+            return time.monotonic() - self.started
+
+    def arrival(self, needle: bytes, timeout: float = 120.0) -> tuple[float, float]:
+        """(seconds from the start, the command's CPU seconds) when the reader read the
+        bytes that completed ``needle``, one of those given as ``watch``."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: self._arrivals[needle] is not None, timeout):
+                raise TimeoutError(f"{needle!r} never appeared: {bytes(self.data[-300:])!r}")
+            seen = self._arrivals[needle]
+            assert seen is not None
+            return seen
 
     def keys(self, text: bytes) -> None:
         os.write(self.master, text)
