@@ -68,18 +68,20 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     detach = on_hangup is OnHangup.DETACH and run_dir is not None
     log = _supervisor_log(run_dir) if detach else None
     with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
-        # The processes are launched by the core's thread while Textual loads here: on a
-        # board where each fork is slow (a copy of the whole process, as under qemu), the
-        # import goes on while the core waits for each child to exec.
         sup.start(wait=False)
         # Bound now, served once the first frame is drawn (see remote/listener.py).
         control.bind()
         try:
+            # Every process is launched before Textual loads, not while it loads: the
+            # two threads handing the GIL to each other at each system call cost more
+            # than the overlap gained, 18 ms of CPU and 9 ms of the first frame on an
+            # x86 host, 149 ms and 103 ms emulated (tests/bench/RESULTS.md). And a fork
+            # is cheaper while proctui is small (under qemu each one is a copy).
+            sup.started()
             from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
             from proctui.frontends.console.driver import console_driver
             from proctui.frontends.console.keys import hint as hint_items
 
-            sup.started()
             app = ProctuiApp(sup, hint=hint_items("demo", hint) if hint else (),
                              stop_after=stop_after, refresh_hz=refresh_hz or REFRESH_HZ,
                              on_terminal_lost=guard.hangup, driver_class=console_driver(),
