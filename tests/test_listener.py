@@ -3,7 +3,11 @@ a client that comes in between waits and is answered, never told nobody is there
 
 from __future__ import annotations
 
+import importlib
+import os
+import resource
 import subprocess
+import sys
 import threading
 import time
 
@@ -158,3 +162,38 @@ def test_closing_wakes_the_knock_wait_at_once(supervised, monkeypatch):
     knocks[0].join(10)
     assert not knocks[0].is_alive(), "close() must wake it"
     assert control.server is None
+
+
+def test_a_server_with_no_descriptor_left_says_why_in_one_line(supervised, monkeypatch):
+    """Served when the supervisor is at its descriptor limit: the server's thread could
+    not make its event loop and died with a traceback on stderr, and ``serve`` waited
+    5 s for it to be ready. Now the core is told why in one line, and the socket goes."""
+    for module in ("proctui.remote.server", "proctui.startup"):
+        importlib.import_module(module)  # now: loading a module needs a descriptor
+
+    sup, run_dir = supervised
+    said: list[str] = []
+    monkeypatch.setattr(sup, "notice", lambda text, *a, **k: said.append(text))
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: crashed.append(u.exc_value))
+    control = Listener(sup, run_dir, source="test")
+    try:
+        assert control.bind() is None
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        lowest = os.dup(0)  # the lowest free number: a limit there leaves none free
+        os.close(lowest)
+        began = time.monotonic()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest, hard))
+        try:
+            control.serve()
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        took = time.monotonic() - began
+    finally:
+        control.close()
+    assert not crashed, crashed
+    assert control.server is None
+    assert any("control socket" in s and "Too many open files" in s for s in said), said
+    assert took < 3, f"serve() waited {took:.1f}s for a server that had died"
+    assert not (run_dir.path / wire.SOCKET).exists()

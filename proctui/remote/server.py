@@ -29,6 +29,7 @@ import contextlib
 import os
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -72,6 +73,7 @@ class Server:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
+        self._failed: OSError | None = None  # why it could not start serving
         self._servers: list[asyncio.Server] = []
         self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
         self.healer = heal.Healer(run_dir, self.say)
@@ -87,14 +89,22 @@ class Server:
                                         daemon=True)
         self._thread.start()
         self._ready.wait(5.0)
+        if self._failed is not None:
+            raise self._failed
 
     def _main(self) -> None:
-        loop = asyncio.new_event_loop()
+        try:
+            loop = _new_loop()
+        except OSError as e:
+            self._failed = e
+            self._ready.set()
+            return
         self._loop = loop
         try:
             loop.run_until_complete(self._serve())
-        except Exception:  # never take the supervisor down with us
-            pass
+        except Exception as e:  # never take the supervisor down with us
+            if not self._ready.is_set():
+                self._failed = e if isinstance(e, OSError) else OSError(str(e))
         finally:
             self._ready.set()
             with contextlib.suppress(Exception):
@@ -343,3 +353,25 @@ class Server:
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
         loop.call_soon_threadsafe(fn)
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop, or OSError (the descriptor limit: its epoll or its self-pipe
+    cannot be made), in one line: the thread that made it died with a traceback, and
+    asyncio's half-made loop printed another from its ``__del__`` (it closes a self-pipe
+    it never had) as the failure was dropped. That one alone is kept quiet."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if getattr(unraisable.object, "__qualname__", "") != "BaseEventLoop.__del__":
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        try:
+            return asyncio.new_event_loop()
+        except OSError as e:
+            failed = OSError(e.errno, e.strerror)  # not its traceback: that holds the loop
+        raise failed  # the half-made loop is gone by here, quietly
+    finally:
+        sys.unraisablehook = previous
