@@ -3,8 +3,7 @@
 ``Connection`` (in connection.py) is the plain request-and-answer client the control
 commands use. ``RemoteCore`` is the same Core a console or the shutdown printer reads
 in-process, mirrored over the socket by a reader thread: views, state and output buffers;
-given a dial, it makes a dropped link again (redial.py says when to try and when not).
-"""
+given a dial, it makes a dropped link again (redial.py says when to try and when not)."""
 
 from __future__ import annotations
 
@@ -231,6 +230,8 @@ class RemoteCore:
                 self._resumed.discard(name)
                 buf.receive(m["f"], m["l"], streams, m["o"], m["p"], m["c"], gap=note)
                 self.dropped += missed
+                if m.get("q") and self._busy == {name}:
+                    self._bell.rearm()  # the burst's end: heard now, not at a planned tick
                 self._busy.discard(name) if m.get("q") else self._busy.add(name)
         elif kind == "views":
             for d in m["views"]:
