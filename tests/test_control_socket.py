@@ -723,3 +723,70 @@ def test_a_push_says_when_output_has_stopped_so_a_console_draws_it_at_once(serve
     c.busy.add("burst")
     again = push(c)
     assert again["burst"]["q"] is True and again["burst"]["l"] == [] and "burst" not in c.busy
+
+
+def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkeypatch):
+    """A push that brought a client every line of a burst, before the burst had been quiet
+    QUIET_AFTER, left the 'q' to the next push, a whole gap (50 ms) later: the end of a
+    flood reached an attached console that much after the local one drew it. The pause
+    between pushes now says it once the burst is quiet; it pushes nothing early to a
+    client that is behind (a flood it has not caught up with)."""
+    from proctui.remote import server as server_module
+
+    monkeypatch.setattr(server_module, "QUIET_AFTER", 0.04)  # room for a busy machine
+    monkeypatch.setattr(server_module, "PUSH_HZ", 4)  # a 250 ms gap, well past it
+    code = ("import sys,time\nwhile True:\n    print('a\\nb\\nc', flush=True)\n"
+            "    time.sleep(1.0)\n")
+    s = served([pyspec("burst", code), pyspec("flood", FLOOD)])
+    buf = s.sup.buffer("burst")
+
+    def client(name: str) -> slots.Client:
+        c = slots.Client(writer=_Collected(), pid=0, sent={name: 0},  # type: ignore[arg-type]
+                         partial={name: "\0"}, cleared={name: -1})
+        asyncio.run(s.server._push(c))
+        return c
+
+    for _ in range(20):  # a burst caught before it has been quiet long: one try a second
+        seen = buf.output_total
+        wait_until(lambda: buf.output_total > seen, timeout=10, what="a burst")  # noqa: B023
+        c = client("burst")
+        if "burst" in c.busy:
+            break
+    else:
+        pytest.skip("never caught a burst within QUIET_AFTER of its arrival")
+    c.writer = _Collected()  # type: ignore[assignment]
+    began = time.monotonic()
+    asyncio.run(s.server._pause(c))
+    said = [m for m in _messages(c.writer.data) if m.get("t") == "out"]  # type: ignore[attr-defined]
+    assert [m["q"] for m in said] == [True] and said[0]["l"] == [], said
+    assert "burst" not in c.busy
+    assert time.monotonic() - began >= 0.2, "the gap itself is kept"
+
+    behind = slots.Client(writer=_Collected(), pid=0, sent={"flood": 0},  # type: ignore[arg-type]
+                          partial={"flood": "\0"}, cleared={"flood": -1}, busy={"flood"})
+    asyncio.run(s.server._pause(behind))
+    assert behind.writer.data == b"", "nothing early for a client behind a flood"  # type: ignore[attr-defined]
+
+
+def test_the_end_of_a_burst_rings_an_attached_console_that_has_not_looked_yet(served):
+    """The bell rings a console once until it looks (its tick), and a ring while output is
+    still coming plans that tick for a whole refresh later (100 ms). The push that says
+    the output stopped rang nothing more, and the end of a flood waited for that tick
+    (53 ms after the 'q' in a traced run): it rings again now."""
+    s = served([pyspec("quiet", "import time\nprint('ready', flush=True)\ntime.sleep(60)\n")])
+    core = RemoteCore(Connection.open(s.run_dir.path))
+    try:
+        wait_until(lambda: core.buffer("quiet").output_total >= 1, what="the replay")
+        rings: list[int] = []
+        core.listen(lambda: rings.append(1))
+        mark = s.sup.buffer("quiet").mark()
+        out = {"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
+               "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before}
+        core._apply({**out, "q": False})  # still coming: rung (now or before), not looked at
+        assert not core.settled
+        before = len(rings)
+        core._apply({**out, "q": True})
+        assert core.settled
+        assert len(rings) == before + 1, "the burst's end must ring though nobody looked"
+    finally:
+        core.close()

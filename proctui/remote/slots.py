@@ -11,9 +11,12 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proctui.protocol import wire
+
+if TYPE_CHECKING:
+    from proctui.core.output.lines import Mark
 
 MAX_CLIENTS = 64
 REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
@@ -40,6 +43,11 @@ class Client:
     journal: list[dict[str, object]] | None = None  # the journal it is paging through
     stalled: float | None = None  # since when its news waits for it to read
     opened: float = field(default_factory=time.monotonic)
+
+    def has_all(self, name: str, mark: Mark) -> bool:
+        """Was it sent all of ``name``'s output up to ``mark`` (its buffer's Mark)?"""
+        return (mark.total == self.sent.get(name) and mark.partial == self.partial.get(name)
+                and mark.cleared_before == self.cleared.get(name))
 
     @property
     def subscribed(self) -> bool:
