@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from typing import TextIO
 
 from proctui.config import ProcessSpec
@@ -69,7 +68,6 @@ class HeadlessRunner:
         self._said_broken = False
         self._last_countdown: dict[str, float] = {}
         self._last_look = 0.0
-        self._words: list[Future[None]] = []  # what a handler had the core say
 
     def run(self) -> int:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
@@ -102,7 +100,6 @@ class HeadlessRunner:
                 deadline = time.monotonic() + 2.0
                 while not self.sup.all_ended() and time.monotonic() < deadline:
                     self._drain(0.02)
-            self._said()
             self._drain(0)
             status = self._summary()
         finally:
@@ -140,7 +137,7 @@ class HeadlessRunner:
     def _on_stop_after(self) -> None:
         if not self._stopping:
             self._stopping = True
-            self._core_says(f"--stop-after {self.stop_after:g}s: stopping everything")
+            self.sup.notice(f"--stop-after {self.stop_after:g}s: stopping everything")
             self.sup.stop_all(why=Why.STOP_AFTER)
 
     def _finish(self) -> None:
@@ -207,7 +204,7 @@ class HeadlessRunner:
             self.sup.set_interactive(False)  # as headless: nobody is asked any more
         if self._ladder.presses == 0:  # the first signal of any kind: the stop
             self._ladder.press()
-            self._core_says(self._ladder.words(Rung.STOP, f"received {name}"))
+            self.sup.notice(self._ladder.words(Rung.STOP, f"received {name}"))
             if not self._stopping:
                 self._stopping = True
                 self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
@@ -216,27 +213,14 @@ class HeadlessRunner:
             if rung is Rung.ABANDON:
                 left = ", ".join(f"{v.name} pid {v.pid}" for v in self.sup.views()
                                  if v.alive and v.pid) or "nothing"
-                self._core_says(f"{self._ladder.words(rung, 'received SIGINT')} ({left}) "
+                self.sup.notice(f"{self._ladder.words(rung, 'received SIGINT')} ({left}) "
                                 "and exiting")
                 self.sup.abandon_all()
                 self._hurry("received SIGINT again")
                 self._exit_now = True
             else:
-                self._core_says(self._ladder.words(rung, "received SIGINT"))
+                self.sup.notice(self._ladder.words(rung, "received SIGINT"))
                 climb(self.sup, rung)
-
-    def _core_says(self, text: str) -> None:
-        """Words the core says (in order with its notices); ``_said`` waits for them."""
-        self._words.append(self.sup.notice(text))
-
-    def _said(self) -> None:
-        """Wait (2 s at most) until the core has said what the handlers asked it to. In
-        a full suite run a SIGTERM's words came after the runner's last look at the queue
-        and were never printed (what held them back was not found)."""
-        deadline = time.monotonic() + 2.0
-        for words in self._words:
-            with contextlib.suppress(Exception):
-                words.result(timeout=max(0.0, deadline - time.monotonic()))
 
     def _on_hangup(self, _signum: int, _frame: object) -> None:
         self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
