@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +37,31 @@ def test_a_stop_asked_for_before_start_up_is_kept_and_nothing_starts(child_reape
     text = out.getvalue()
     assert "received SIGTERM: stopping everything" in text
     assert "not started: everything is stopping" in text
+    assert not processes_with_token(child_reaper)
+
+
+def test_a_sigterm_while_the_core_thread_starts_is_said(child_reaper, monkeypatch):
+    """A full suite run printed every process "not started: everything is stopping"
+    and the summary after a SIGTERM, never "received SIGTERM". The signal had come while
+    ``Thread.start()`` brought the core's thread up: the thread was made but not yet
+    alive, and the words were refused as if the core had ended (its stop still held)."""
+    events = EventQueue()
+    sup = Supervisor([spec("a", "sleep 60"), spec("b", "sleep 60")], events=events,
+                     interactive=False)
+    out = io.StringIO()
+    runner = HeadlessRunner(sup, events, Printer(["a", "b"], out, colour=False))
+    start = threading.Thread.start
+
+    def signalled_as_it_starts(thread: threading.Thread) -> None:
+        if thread.name == "proctui-core":
+            runner._on_signal(signal.SIGTERM, None)  # as if it landed in start()'s wait
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", signalled_as_it_starts)
+    assert runner.run() == 0
+    text = out.getvalue()
+    assert "not started: everything is stopping" in text
+    assert "received SIGTERM: stopping everything" in text.split("summary:")[0], text
     assert not processes_with_token(child_reaper)
 
 

@@ -3,8 +3,7 @@
 Frontends never touch a process. They call the thread-safe command methods here (each
 returns a future at once), and read snapshots: after every change the core thread
 builds a new immutable ProcessView and publishes it by replacing one reference. A
-frontend that stalls cannot delay a deadline: the deadlines are timers on this loop.
-"""
+frontend that stalls cannot delay a deadline: the deadlines are timers on this loop."""
 
 from __future__ import annotations
 
@@ -66,6 +65,7 @@ class Supervisor:
         self._thread: threading.Thread | None = None
         self._early: deque[Callable[[], None]] = deque()
         self._started = threading.Event()  # start-up (leftovers, first spawns) done
+        self._ended = False  # the core's thread has run its course (not: not started yet)
         self._closing: asyncio.Event | None = None
         self._shutdown_requested = False
         # Set from any thread (a signal handler too) before the core may have started:
@@ -102,6 +102,7 @@ class Supervisor:
             self.crash = self.crash or f"{type(e).__name__}: {e}"
             self._emergency_stop()
         finally:
+            self._ended = True
             self._started.set()
             with contextlib.suppress(Exception):
                 loop.close()
@@ -203,7 +204,7 @@ class Supervisor:
 
         loop = self._loop
         if loop is None:
-            if self._thread is not None and not self._thread.is_alive():
+            if self._ended:  # not is_alive(), False too while Thread.start() still runs
                 future.set_exception(RuntimeError("the supervisor is not running"))
                 return future
             self._early.append(call)  # a deque: appending is atomic
