@@ -736,8 +736,8 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
     monkeypatch.setattr(server_module, "QUIET_AFTER", 0.04)  # room for a busy machine
     monkeypatch.setattr(server_module, "PUSH_HZ", 4)  # a 250 ms gap, well past it
     code = ("import sys,time\nwhile True:\n    print('a\\nb\\nc', flush=True)\n"
-            "    time.sleep(1.0)\n")
-    s = served([pyspec("burst", code), pyspec("flood", FLOOD)])
+            "    time.sleep(0.3)\n")
+    s = served([pyspec("burst", code)])
     buf = s.sup.buffer("burst")
 
     def client(name: str) -> slots.Client:
@@ -746,7 +746,7 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
         asyncio.run(s.server._push(c))
         return c
 
-    for _ in range(20):  # a burst caught before it has been quiet long: one try a second
+    for _ in range(20):  # a burst caught before it has been quiet long: a try each 0.3 s
         seen = buf.output_total
         wait_until(lambda: buf.output_total > seen, timeout=10, what="a burst")  # noqa: B023
         c = client("burst")
@@ -762,10 +762,33 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
     assert "burst" not in c.busy
     assert time.monotonic() - began >= 0.2, "the gap itself is kept"
 
-    behind = slots.Client(writer=_Collected(), pid=0, sent={"flood": 0},  # type: ignore[arg-type]
-                          partial={"flood": "\0"}, cleared={"flood": -1}, busy={"flood"})
+    behind = slots.Client(writer=_Collected(), pid=0, sent={"burst": 0},  # type: ignore[arg-type]
+                          partial={"burst": "\0"}, cleared={"burst": -1}, busy={"burst"})
     asyncio.run(s.server._pause(behind))
-    assert behind.writer.data == b"", "nothing early for a client behind a flood"  # type: ignore[attr-defined]
+    assert behind.writer.data == b"", "nothing early for a client that is behind"  # type: ignore[attr-defined]
+
+
+def test_a_trickle_of_output_is_pushed_no_oftener_for_the_early_end(served, monkeypatch):
+    """The pause's early push is for a burst's end only: a process that writes a line
+    every 2 ms is never quiet, and what it wrote meanwhile waits for the gap's end (an
+    early push of lines doubled the pushes to 39 a second, found by a reviewing helper)."""
+    from proctui.remote import server as server_module
+
+    monkeypatch.setattr(server_module, "PUSH_HZ", 4)  # a 250 ms gap
+    code = "import time\nwhile True:\n    print('t', flush=True)\n    time.sleep(0.002)\n"
+    s = served([pyspec("trickle", code)])
+    buf = s.sup.buffer("trickle")
+    wait_until(lambda: buf.output_total > 50, what="the trickle")
+    pushed_lines = 0
+    for _ in range(5):
+        c = slots.Client(writer=_Collected(), pid=0, sent={"trickle": 0},  # type: ignore[arg-type]
+                         partial={"trickle": "\0"}, cleared={"trickle": -1})
+        asyncio.run(s.server._push(c))  # caught up, the trickle still coming
+        c.writer = _Collected()  # type: ignore[assignment]
+        asyncio.run(s.server._pause(c))
+        said = [m for m in _messages(c.writer.data) if m.get("t") == "out"]  # type: ignore[attr-defined]
+        pushed_lines += sum(len(m["l"]) for m in said)
+    assert pushed_lines == 0, "lines went early, between two pushes"
 
 
 def test_the_end_of_a_burst_rings_an_attached_console_that_has_not_looked_yet(served):

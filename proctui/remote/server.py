@@ -29,7 +29,6 @@ import contextlib
 import os
 import socket
 import struct
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -96,7 +95,7 @@ class Server:
         try:
             loop = _new_loop()
         except OSError as e:
-            self._failed = e
+            self._failed = OSError(e.errno, e.strerror)  # not its traceback: no half loop
             self._ready.set()
             return
         self._loop = loop
@@ -283,15 +282,21 @@ class Server:
         """1 / PUSH_HZ between two pushes. But when this client has every line of the
         processes whose burst it waits to hear the end of, the push that says so comes
         once they have been quiet QUIET_AFTER, not a whole gap later (the end of a flood
-        reached an attached console up to 50 ms after the local one drew it): one push
-        more per gap at most, and none to a client behind a flood."""
+        reached an attached console up to 50 ms after the local one drew it). Only that
+        "q" comes early, never lines: a trickle of output waits for the gap's end."""
         until = time.monotonic() + 1 / PUSH_HZ
         bufs = {name: self.core.buffer(name) for name in c.busy}
+
+        def ended() -> bool:  # every line sent, and nothing new for QUIET_AFTER
+            return all(c.has_all(name, buf.mark()) and time.monotonic() - buf.appended_at
+                       >= QUIET_AFTER for name, buf in bufs.items())
+
         if bufs and all(c.has_all(name, buf.mark()) for name, buf in bufs.items()):
             due = max(buf.appended_at for buf in bufs.values()) + QUIET_AFTER
             if due < until:
                 await asyncio.sleep(max(0.0, due - time.monotonic()))
-                await self._push(c)
+                if ended():  # (output that came meanwhile waits for the gap's end)
+                    await self._push(c)
         await asyncio.sleep(max(0.0, until - time.monotonic()))
 
     async def _push(self, c: Client) -> None:
@@ -370,22 +375,23 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> Non
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
-    """A new event loop, or OSError (the descriptor limit: its epoll or its self-pipe
-    cannot be made), in one line: the thread that made it died with a traceback, and
-    asyncio's half-made loop printed another from its ``__del__`` (it closes a self-pipe
-    it never had) as the failure was dropped. That one alone is kept quiet."""
-    previous = sys.unraisablehook
+    """A new event loop, or OSError at the descriptor limit (its epoll or its self-pipe
+    cannot be made), said in one line by the caller."""
+    return _WholeLoop()
 
-    def hook(unraisable: Any) -> None:
-        if getattr(unraisable.object, "__qualname__", "") != "BaseEventLoop.__del__":
-            previous(unraisable)
 
-    sys.unraisablehook = hook
-    try:
+class _WholeLoop(asyncio.SelectorEventLoop):
+    """asyncio's loop, made whole or not at all. Made half-way (the self-pipe failing), its
+    ``__del__`` printed a traceback as it tried to close a self-pipe it never had. Marked
+    closed instead: a process-wide hook that hid that one traceback raced between threads
+    and hid other loops' too."""
+
+    def __init__(self) -> None:
         try:
-            return asyncio.new_event_loop()
-        except OSError as e:
-            failed = OSError(e.errno, e.strerror)  # not its traceback: that holds the loop
-        raise failed  # the half-made loop is gone by here, quietly
-    finally:
-        sys.unraisablehook = previous
+            super().__init__()
+        except OSError:
+            self._closed = True  # nothing of it to close: its __del__ leaves it be
+            selector = getattr(self, "_selector", None)
+            if selector is not None:
+                selector.close()
+            raise
