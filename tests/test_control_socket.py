@@ -813,3 +813,26 @@ def test_the_end_of_a_burst_rings_an_attached_console_that_has_not_looked_yet(se
         assert len(rings) == before + 1, "the burst's end must ring though nobody looked"
     finally:
         core.close()
+
+
+def test_a_new_link_forgets_what_the_old_one_said_was_still_coming(served):
+    """The old link's last word on a process was "more to come" (no "q"), and then it
+    dropped. The new link's server starts with nothing still coming, and says "q" only
+    after output it sends: the client kept the old word for ever, and the end of every
+    later burst waited for the console's tick (found by a reviewing helper)."""
+    s = served([pyspec("quiet", "import time\nprint('ready', flush=True)\ntime.sleep(60)\n")])
+    path = s.run_dir.path
+    core = RemoteCore(Connection.open(path), dial=lambda: Connection.open(path))
+    try:
+        wait_until(lambda: core.buffer("quiet").output_total >= 1, what="the replay")
+        mark = s.sup.buffer("quiet").mark()
+        core._apply({"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
+                     "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before,
+                     "q": False})
+        assert not core.settled
+        core.conn.sock.shutdown(socket.SHUT_RDWR)  # the link drops
+        wait_until(lambda: core.links >= 2 and core.link is None, timeout=20,
+                   what="a new link")
+        assert core.settled, "the old link's 'still coming' outlived it"
+    finally:
+        core.close()

@@ -183,7 +183,7 @@ class RemoteCore:
         self._views = views
         self.state = conn.state
         self.crash = self.state.get("crash")
-        self._resumed = set(self.names)
+        self._resumed, self._busy = set(self.names), set()  # (the new link's server: none)
         self._request(commands.Hello(self._kind), internal=True)
         if self._output:
             self._request(commands.Watch("all", start={
