@@ -365,7 +365,7 @@ class Supervisor:
         """No process is running, stopping or waiting to (re)start."""
         if not self._started.is_set():
             return False
-        if self._thread is not None and not self._thread.is_alive():
+        if self._ended:
             return True  # the core is gone (after an emergency stop): nothing to wait for
         if (snap := self._pub.snapshot).all_ended:
             return True

@@ -93,7 +93,7 @@ class Server:
 
     def _main(self) -> None:
         try:
-            loop = _new_loop()
+            loop: asyncio.AbstractEventLoop = _WholeLoop()
         except OSError as e:
             self._failed = OSError(e.errno, e.strerror)  # not its traceback: no half loop
             self._ready.set()
@@ -374,17 +374,12 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> Non
         loop.call_soon_threadsafe(fn)
 
 
-def _new_loop() -> asyncio.AbstractEventLoop:
-    """A new event loop, or OSError at the descriptor limit (its epoll or its self-pipe
-    cannot be made), said in one line by the caller."""
-    return _WholeLoop()
-
-
 class _WholeLoop(asyncio.SelectorEventLoop):
-    """asyncio's loop, made whole or not at all. Made half-way (the self-pipe failing), its
-    ``__del__`` printed a traceback as it tried to close a self-pipe it never had. Marked
-    closed instead: a process-wide hook that hid that one traceback raced between threads
-    and hid other loops' too."""
+    """asyncio's loop, made whole or not at all: OSError at the descriptor limit (its
+    epoll or its self-pipe cannot be made), said in one line by the caller. Made half-way,
+    its ``__del__`` printed a traceback as it tried to close a self-pipe it never had.
+    Marked closed instead: a process-wide hook that hid that one traceback raced between
+    threads and hid other loops' too."""
 
     def __init__(self) -> None:
         try:
