@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
@@ -70,7 +69,7 @@ class Run:
         self.host = host
         self.os = host.os
         self.loop = asyncio.get_running_loop()
-        self.token = uuid.uuid4().hex  # inherited by every descendant
+        self.token = os.urandom(16).hex()  # inherited by every descendant
         self.pid: int | None = None
         self.pgid: int | None = None
         self.start_ticks: int | None = None

@@ -19,7 +19,6 @@ import os
 import re
 import socket
 import struct
-import uuid
 from collections import Counter
 from collections.abc import Callable
 
@@ -109,7 +108,7 @@ class NotifySocket:
         self.loop = loop
         self.on_message = on_message
         self.on_error = on_error
-        self.name = f"proctui-notify-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.name = f"proctui-notify-{os.getpid()}-{os.urandom(6).hex()}"
         self.dropped: Counter[str] = Counter()  # malformed, oversized, strangers, ...
         self.received = 0
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC
