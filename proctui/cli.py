@@ -4,31 +4,25 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from proctui import launch
 from proctui.cli_base import (
     EXIT_USAGE,
     _fail,
     _file_option,
     _load,
-    _overrides,
     cli,
     run_options,
 )
-from proctui.config import (
-    Config,
-    ConfigError,
-    OnHangup,
-    Overrides,
-    ProcessSpec,
-    load,
-)
+from proctui.cli_quick import PRINT_CONFIG
+from proctui.config import ConfigError, Overrides, load
+
+# run, up and demo start here when cli_quick could not read their arguments (and are
+# read there, without click, when it could): both call launch.py.
 
 
 @cli.command()
@@ -38,10 +32,7 @@ from proctui.config import (
 def run(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
     """Run processes from a config file or from COMMANDS ('NAME=CMD' or 'CMD', each run
     through /bin/sh -c) until they end or you stop them."""
-    overrides = _overrides_from(options)
-    config = _load(file, commands, overrides)
-    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, file=file,
-                   **options))
+    launch.run(file, commands, **options)
 
 
 @cli.command()
@@ -51,142 +42,17 @@ def run(file: Path | None, commands: tuple[str, ...], **options: object) -> None
 def up(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
     """The same as run --detach: start a supervisor in the background and return once
     every process has started."""
-    overrides = _overrides_from(options)
-    config = _load(file, commands, overrides)
-    sys.exit(start(config, overrides, anchor=config.path or config.base_dir, file=file,
-                   detach=True, **options))
+    launch.up(file, commands, **options)
 
 
 @cli.command()
 @run_options
-@click.option("--print-config", is_flag=True,
-              help="Print the demo as a proctui.toml to copy and edit, and exit.")
+@click.option(PRINT_CONFIG.flag, is_flag=True, help=PRINT_CONFIG.help)
 def demo(print_config: bool, **options: object) -> None:
     """Play the built-in tour of shutdown behaviour: eight small programs, each ending
     in its own way, two of them speaking sd_notify and starting in order. Press q to
     quit and watch the countdowns."""
-    from proctui import demo as tour
-
-    if print_config:
-        click.echo(tour.config_text(), nl=False)
-        return
-    overrides = _overrides_from(options)
-    config = tour.config()
-    config = replace(config, processes=tuple(overrides.apply(s) for s in config.processes))
-    sys.exit(start(config, overrides, anchor=Path("/proctui/demo"), hint=tour.HINT,
-                   **options))
-
-
-def _overrides_from(options: dict[str, object]) -> Overrides:
-    try:
-        return _overrides(options.pop("stop_timeout"), options.pop("kill_timeout"),  # type: ignore[arg-type]
-                          options.pop("on_timeout"), options.pop("stop_signal"))  # type: ignore[arg-type]
-    except ConfigError as e:
-        _fail(str(e))
-        raise AssertionError("unreachable") from None
-
-
-def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
-          anchor: Path, stop_after: float | None = None, refresh: float | None = None,
-          hint: tuple[tuple[str, str], ...] = (), detach: bool = False,
-          on_hangup: str | None = None, file: Path | None = None) -> int:
-    """Take the run directory's lock, run the processes, return proctui's exit status."""
-    from proctui.core.store.rundir import RunDir, RunDirError, default_run_dir
-
-    path = Path(os.path.abspath(run_dir or default_run_dir(anchor)))
-    template = overrides.apply(ProcessSpec(name="leftover", argv=("true",), cmd="",
-                                           cwd=config.base_dir))
-    reload_from = _reloader(config, overrides)
-    if detach:
-        return _detach(config, path, template, stop_after, file, reload_from)
-    directory = RunDir(path)
-    try:
-        directory.open()
-    except RunDirError as e:
-        _fail(str(e))
-    hangup = OnHangup(on_hangup) if on_hangup else config.on_hangup
-    try:
-        if not headless and sys.stdout.isatty() and sys.stdin.isatty():
-            from proctui.frontends.console import run_console
-
-            return run_console(config.processes, run_dir=directory, leftover_defaults=template,
-                               hint=hint, stop_after=stop_after, refresh_hz=refresh,
-                               on_hangup=hangup, source=config.source,
-                               reload_from=reload_from)
-        from proctui.frontends import headless as runner
-
-        return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
-                          stop_after=stop_after, source=config.source,
-                          reload_from=reload_from)
-    finally:
-        directory.close()
-
-
-def _reloader(config: Config, overrides: Overrides) -> \
-        Callable[[], Sequence[ProcessSpec]] | None:
-    """``proctui reload`` reads the file the supervisor was started from again (by its
-    absolute path: a detached supervisor's cwd is /), with the same options."""
-    path = config.path
-    if path is None:
-        return None
-    return lambda: load(path, overrides=overrides).processes
-
-
-def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float | None,
-            file: Path | None,
-            reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
-
-    from proctui.core.store.rundir import default_run_dir
-    from proctui.frontends.daemon import detach
-
-    status, text = detach(config.processes, run_dir=path, source=config.source,
-                          leftover_defaults=template, stop_after=stop_after,
-                          reload_from=reload_from)
-    if status != 0:
-        click.echo(f"proctui: error: {text}", err=True)
-        return status
-    started, lines, failures = _settle(path)
-    here = Path.cwd()
-    local = [default_run_dir(here / n) for n in ("proctui.toml", "Procfile")
-             if (here / n).is_file()] or [default_run_dir(here)]
-    if local[0] == path:
-        where = ""
-    elif file is not None and default_run_dir(file) == path:
-        # --file, not -f: for logs, -f means follow (every control command has --file).
-        where = f" --file {shlex.quote(str(file))}"
-    else:
-        where = f" --run-dir {shlex.quote(str(path))}"
-    click.echo(f"proctui: {started} of {len(config.processes)} process"
-               f"{'es' if len(config.processes) != 1 else ''} started under a "
-               f"detached supervisor (pid {text})")
-    for line in lines:
-        click.echo(f"  {line}")
-    for line in failures:
-        click.echo(line, err=True)
-    for command, what in (("attach", "the console (d detaches again)"),
-                          ("status", "one line per process"),
-                          ("logs NAME -f", "follow a process's output"),
-                          ("down", "stop everything, with countdowns")):
-        click.echo(f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}")
-    return 1 if failures else 0
-
-
-def _settle(path: Path) -> tuple[int, list[str], list[str]]:
-    """Wait until no process is still starting; what up says about each."""
-    from proctui.frontends import answers
-    from proctui.remote.client import Connection, NoSupervisor
-
-    try:
-        conn = Connection.open(path)
-    except NoSupervisor as e:
-        return 0, [], [f"proctui: the supervisor does not answer: {e}"]
-    try:
-        answers.follow(conn, answers.settled, answers.SETTLE_TIMEOUT)
-        return answers.up_report(conn.ordered_views())
-    except (NoSupervisor, OSError) as e:
-        return 0, [], [f"proctui: the supervisor stopped answering: {e}"]
-    finally:
-        conn.close()
+    launch.demo(print_config, **options)
 
 
 @cli.command()

@@ -4,28 +4,23 @@ cli_control.py (talking to a running supervisor), cli_export.py (export)."""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from proctui import __version__
-from proctui.config import (
-    Config,
-    ConfigError,
-    OnHangup,
-    OnTimeout,
-    Overrides,
-    load,
-    parse_signal,
-)
+from proctui.cli_quick import DETACH, FILE, HZ_RANGE, OPTIONS, Kind, StartOption, to_seconds
+from proctui.config import ConfigError, Overrides
+from proctui.launch import EXIT_USAGE, fail, load_config, read_overrides
 
-EXIT_USAGE = 2
+__all__ = ["EXIT_USAGE", "ConfigError", "Overrides", "_fail", "_load", "_overrides"]
 
-
-def _fail(message: str) -> None:
-    click.echo(f"proctui: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
+# The one-line failure and the start commands' reading of a config live in launch.py,
+# free of click, for the quick reader of run, up and demo (cli_quick.py).
+_fail = fail
+_overrides = read_overrides
+_load = load_config
 
 
 class Seconds(click.ParamType):
@@ -35,17 +30,12 @@ class Seconds(click.ParamType):
 
     def convert(self, value: object, param: click.Parameter | None,
                 ctx: click.Context | None) -> float:
-        from proctui.config.values import Where, parse_duration, seconds
-
         if isinstance(value, float):
             return value
-        number = parse_duration(str(value))
+        number = to_seconds(str(value), positive=self.positive)
         if number is None:
-            self.fail(bad_duration(str(value)), param, ctx)
-        try:
-            return seconds(number, None, Where("", None), positive=self.positive)
-        except ConfigError:
             self.fail(bad_duration(str(value), self.positive), param, ctx)
+        return number
 
     def __init__(self, positive: bool = False) -> None:
         self.positive = positive
@@ -62,72 +52,32 @@ SECONDS = Seconds()
 POSITIVE_SECONDS = Seconds(positive=True)
 
 
-def _overrides(stop_timeout: float | None, kill_timeout: float | None,
-               on_timeout: str | None, stop_signal: str | None) -> Overrides:
-    sig = None
-    if stop_signal is not None:
-        sig = parse_signal(stop_signal, "--stop-signal")
-    return Overrides(
-        stop_timeout=stop_timeout,
-        kill_timeout=kill_timeout,
-        on_timeout=OnTimeout(on_timeout) if on_timeout else None,
-        stop_signal=sig,
-    )
+def _click_option(option: StartOption) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """One of the start commands' options (cli_quick.OPTIONS) as a click option."""
+    flags = [f for f in (option.short, option.flag) if f]
+    if option.kind is Kind.FLAG:
+        return click.option(*flags, is_flag=True, help=option.help)
+    kind: click.ParamType | None = {
+        Kind.SECONDS: SECONDS,
+        Kind.HZ: click.FloatRange(min=HZ_RANGE[0], max=HZ_RANGE[1]),
+        Kind.CHOICE: click.Choice(option.choices),
+        Kind.DIRECTORY: click.Path(path_type=Path, file_okay=False),
+        Kind.PATH: click.Path(path_type=Path, dir_okay=True),
+        Kind.TEXT: None,
+    }[option.kind]
+    return click.option(*flags, option.dest, type=kind, metavar=option.metavar,
+                        help=option.help)
 
 
-def _load(file: Path | None, commands: tuple[str, ...], overrides: Overrides) -> Config:
-    try:
-        return load(file, commands, overrides)
-    except ConfigError as e:
-        _fail(str(e))
-        raise AssertionError("unreachable") from None
-
-
-_file_option = click.option(
-    "-f", "--file", "file", type=click.Path(path_type=Path, dir_okay=True),
-    help="A proctui.toml (by its .toml suffix) or a Procfile. Default: ./proctui.toml, "
-         "else ./Procfile.",
-)
+_file_option = _click_option(FILE)
 
 
 def run_options(fn=None, *, with_detach: bool = True):  # type: ignore[no-untyped-def]
     """The options shared by ``run``, ``up`` and ``demo``."""
     if fn is None:
         return lambda f: run_options(f, with_detach=with_detach)
-    options = [
-        click.option("--headless", is_flag=True,
-                     help="Print output lines instead of opening the console (automatic "
-                          "when stdout is not a terminal)."),
-        click.option("--stop-timeout", type=SECONDS, metavar="SECONDS",
-                     help="Seconds from the stop request to the timeout action."),
-        click.option("--kill-timeout", type=SECONDS, metavar="SECONDS",
-                     help="Seconds after SIGKILL before a process is reported unkillable."),
-        click.option("--on-timeout", type=click.Choice([p.value for p in OnTimeout]),
-                     help="At the stop deadline: kill, abandon, or ask the operator "
-                          "(headless: ask acts as kill)."),
-        click.option("--stop-signal", metavar="SIGNAL",
-                     help="The stop signal, e.g. TERM, INT, SIGQUIT."),
-        click.option("--stop-after", type=SECONDS, metavar="SECONDS",
-                     help="Stop everything gracefully after SECONDS (for scripts and demos)."),
-        click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
-                     help="Redraw the console at most HZ times a second (default 10); "
-                          "lower it on a slow link."),
-        click.option("--run-dir", type=click.Path(path_type=Path, file_okay=False),
-                     help="Where the lock and PID files live. Default: "
-                          "$XDG_RUNTIME_DIR/proctui/NAME-HASH (or /tmp/proctui-UID/...), "
-                          "one per config file or directory."),
-        click.option("--on-hangup", type=click.Choice([h.value for h in OnHangup]),
-                     help="When the console's terminal goes away: stop everything "
-                          "(default), or detach and supervise on (as [defaults] "
-                          "on_hangup)."),
-    ]
-    if with_detach:
-        options.insert(0, click.option(
-            "--detach", is_flag=True,
-            help="Supervise in the background, in a session of its own; returns once "
-                 "every process has started (proctui attach, status, down reach it)."))
-    for option in reversed(options):
-        fn = option(fn)
+    for option in reversed((DETACH, *OPTIONS) if with_detach else OPTIONS):
+        fn = _click_option(option)(fn)
     return fn
 
 

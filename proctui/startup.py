@@ -84,8 +84,11 @@ def main() -> None:
     load_asyncio_without_tls()
     try:
         # By name: the strictly typed layers that turn the collector back on import this
-        # module, and need not be checked through every command.
-        importlib.import_module("proctui.cli").main()
+        # module, and need not be checked through every command. run, up and demo in
+        # their plain forms start without click (cli_quick); everything else, and
+        # whatever it is not sure of, goes to click.
+        if not importlib.import_module("proctui.cli_quick").main(sys.argv[1:]):
+            importlib.import_module("proctui.cli").main()
     finally:
         # Normal exit stays as it was (atexit handlers, files flushed), without the
         # interpreter's last walk over every object that start-up made.

@@ -29,7 +29,8 @@ def test_run_does_not_import_the_control_commands_and_each_command_is_found():
              "cli.get_command(ctx, 'run'); "
              "print(sorted(m for m in sys.modules if m.startswith('proctui.cli')))")
     got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, check=True)
-    assert got.stdout.strip() == "['proctui.cli', 'proctui.cli_base']", got.stdout
+    assert got.stdout.strip() == "['proctui.cli', 'proctui.cli_base', 'proctui.cli_quick']", \
+        got.stdout
     for name in ("status", "reload", "ls", "export", "stdio"):
         help_ = subprocess.run([PY, "-m", "proctui", name, "--help"], capture_output=True,
                                text=True, timeout=60)
