@@ -35,7 +35,7 @@ class Kind(enum.Enum):
     PATH = "path"
 
 
-HZ_RANGE = (0.5, 60.0)
+HZ_RANGE = (0.5, 60)  # (60, not 60.0: click shows it in the help)
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def main(argv: Sequence[str]) -> bool:
     try:
         getattr(launch, reading.command)(**reading.params)
     except (EOFError, KeyboardInterrupt):
-        print(file=sys.stderr)  # as click's: it closes the terminal's ^C echo
+        launch.say("", err=True)  # as click's: it closes the terminal's ^C echo
         sys.exit(130)
     except BrokenPipeError:
         _quiet_stdout()

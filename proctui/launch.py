@@ -6,6 +6,7 @@ same functions."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -27,17 +28,31 @@ from proctui.config import (
 EXIT_USAGE = 2
 
 
-def say(text: str, err: bool = False) -> None:
-    """A line on stdout (or stderr), at once, as click.echo writes it. A name or path
-    that is not UTF-8 (an argument's surrogate escapes) is written with a visible
-    replacement rather than raising."""
+_CSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # what click.echo strips for a non-terminal
+
+
+def say(text: str, err: bool = False, end: str = "\n") -> None:
+    """A line on stdout (or stderr), at once, as click.echo wrote it for every command:
+    nothing when the stream is closed (not the other stream), colour codes stripped when
+    it is not a terminal. A name or path that is not UTF-8 (an argument's surrogate
+    escapes), or an ASCII-only stream, gets replacement characters, not a traceback."""
     stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
     try:
-        print(text, file=stream, flush=True)
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    line = (text if tty else _CSI.sub("", text)) + end
+    try:
+        stream.write(line)
     except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "utf-8"
-        print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream,
-              flush=True)
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            raise
+        stream.flush()
+        buffer.write(line.encode("utf-8", "replace"))
+    stream.flush()
 
 
 def fail(message: str) -> NoReturn:
@@ -87,7 +102,7 @@ def demo(print_config: bool = False, **options: object) -> None:
     from proctui import demo as tour
 
     if print_config:
-        print(tour.config_text(), end="", flush=True)
+        say(tour.config_text(), end="")
         return
     over = _overrides_from(options)
     config = tour.config()

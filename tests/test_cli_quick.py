@@ -20,6 +20,22 @@ from tests.conftest import PY
 HERE = Path(__file__).resolve().parent
 
 
+def _odd_paths() -> list[str]:
+    """Paths click looks at in its own way: a FIFO, links to a file, a directory and
+    nothing, a device."""
+    import atexit
+    import shutil
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="proctui-quick-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    os.mkfifo(where / "fifo")
+    (where / "to-file").symlink_to(__file__)
+    (where / "to-dir").symlink_to(HERE)
+    (where / "broken").symlink_to(where / "nothing")
+    return [str(where / n) for n in ("fifo", "to-file", "to-dir", "broken")] + ["/dev/null"]
+
+
 def by_click(argv: list[str]) -> dict[str, object] | None:
     """The parameters click hands the command, or None when click refuses the words or
     answers them itself (help)."""
@@ -84,6 +100,7 @@ WORDS = st.sampled_from([
     "5", "1.5", "10s", "1h30m", " 2m", "-1", "", "nan", "inf", "0.25", "0.5", "60", "61",
     "1e1", "1_0", "kill", "abandon", "ask", "Kill", "stop", "detach", "TERM", "SIGINT",
     "a=echo hi", "seq 1 3", "=x", str(HERE), __file__, "/nonexistent/x", "x\udcff",
+    *_odd_paths(),
 ])
 
 
@@ -143,3 +160,37 @@ def test_the_demo_config_prints_without_click(tmp_path):
     assert got.stdout == subprocess.run(
         [sys.executable, "-m", "proctui", "demo", "--print-config", "--headless",
          "--headless"], capture_output=True, text=True, timeout=60).stdout
+
+
+def _sh(command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["sh", "-c", command], capture_output=True, timeout=60, cwd=cwd,
+                          env={**os.environ, **env})
+
+
+def test_its_one_line_errors_are_written_as_click_wrote_them(tmp_path):
+    """Read quickly or by click, a failure is the same line: nothing on stdout when stderr
+    is closed, colour codes stripped off a pipe, no traceback on an ASCII stream."""
+    proctui = f"{PY} -m proctui"
+    for extra in ("", "--headless "):  # the second: a repeated flag, so click reads it
+        closed = _sh(f"{proctui} run --headless {extra}-f /nonexistent 2>&-", tmp_path)
+        assert (closed.returncode, closed.stdout) == (2, b"")
+        coloured = _sh(f"{proctui} run --headless {extra}-f '/nonexistent/a\033[31mb'",
+                       tmp_path)
+        assert coloured.returncode == 2
+        assert coloured.stderr == b"proctui: error: /nonexistent/ab: file not found\n"
+        ascii_ = _sh(f"{proctui} run --headless {extra}-f /nonexistent/\303\251", tmp_path,
+                     PYTHONIOENCODING="ascii")
+        assert ascii_.returncode == 2 and b"Traceback" not in ascii_.stderr, ascii_.stderr
+        assert ascii_.stderr.startswith(b"proctui: error: /nonexistent/"), ascii_.stderr
+
+
+def test_a_line_that_its_stream_cannot_encode_is_written_with_replacements(monkeypatch):
+    import io
+
+    from proctui.launch import say
+
+    raw = io.BytesIO()
+    strict = io.TextIOWrapper(raw, encoding="ascii", errors="strict")
+    monkeypatch.setattr(sys, "stdout", strict)
+    say("run dir /tmp/caf\u00e9-\udcff")
+    assert raw.getvalue() == "run dir /tmp/caf\u00e9-?\n".encode()
