@@ -49,6 +49,17 @@ class Bare(App):
         yield Static("bare first frame")
 Bare().run()
 """
+# The same app while the same children start beside it (launched by it, as proctui
+# launches them, in the terminal's process group so that its end ends them): what the
+# children's own start-up costs a first frame when they compete for the cores. Under
+# emulation, with two cores, it is most of the difference between the wall and CPU
+# ratios; it is not proctui's work.
+BARE_WITH_CHILDREN = """
+import subprocess, sys
+for command in sys.argv[1:]:
+    subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+""" + BARE
 SIZE = {"width": 120, "height": 30}
 
 
@@ -58,12 +69,18 @@ def measure(proctui: list[str], runs: int, work: Path,
                                    "console_first_child": [], "console_first_frame": [],
                                    "bare_textual_first_frame": [],
                                    "console_first_frame_cpu": [],
-                                   "bare_textual_first_frame_cpu": []}
+                                   "bare_textual_first_frame_cpu": [],
+                                   "bare_with_children_first_frame": []}
     for i in range(runs):
         term = OnPty([sys.executable, "-c", BARE], **SIZE, watch=(b"bare first frame",))
         wall, cpu = term.arrival(b"bare first frame")
         out["bare_textual_first_frame"].append(wall)
         out["bare_textual_first_frame_cpu"].append(cpu)
+        term.stop()
+        commands = [c.split("=", 1)[1] for c in children(work / f"startup-b{i}.txt", count)]
+        term = OnPty([sys.executable, "-c", BARE_WITH_CHILDREN, *commands], **SIZE,
+                     watch=(b"bare first frame",))
+        out["bare_with_children_first_frame"].append(term.arrival(b"bare first frame")[0])
         term.stop()
 
         started = time.monotonic()
@@ -149,6 +166,8 @@ def main() -> int:
           paired(runs, "console_first_frame", "bare_textual_first_frame"))
     print("console_vs_bare_first_frame_cpu_paired",
           paired(runs, "console_first_frame_cpu", "bare_textual_first_frame_cpu"))
+    print("console_vs_bare_with_children_first_frame_paired",
+          paired(runs, "console_first_frame", "bare_with_children_first_frame"))
     return 0
 
 
