@@ -12,14 +12,16 @@ import click
 from proctui import __version__
 from proctui.cli_quick import DETACH, FILE, HZ_RANGE, OPTIONS, Kind, StartOption, to_seconds
 from proctui.config import ConfigError, Overrides
-from proctui.launch import EXIT_USAGE, fail, load_config, read_overrides
+from proctui.launch import EXIT_USAGE, fail, load_config
 
-__all__ = ["EXIT_USAGE", "ConfigError", "Overrides", "_fail", "_load", "_overrides"]
+# What the command modules take from here, with what is made here (ConfigError and
+# Overrides for export).
+__all__ = ["EXIT_USAGE", "LAZY", "POSITIVE_SECONDS", "SECONDS", "ConfigError", "Overrides",
+           "_fail", "_file_option", "_load", "bad_duration", "cli", "run_options"]
 
-# The one-line failure and the start commands' reading of a config live in launch.py,
-# free of click, for the quick reader of run, up and demo (cli_quick.py).
+# The one-line failure and the reading of a config live in launch.py, free of click, for
+# the quick reader of run, up and demo (cli_quick.py).
 _fail = fail
-_overrides = read_overrides
 _load = load_config
 
 

@@ -5,6 +5,7 @@ same functions."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import shlex
@@ -34,8 +35,9 @@ _CSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # what click.echo strips for a non
 def say(text: str, err: bool = False, end: str = "\n") -> None:
     """A line on stdout (or stderr), at once, as click.echo wrote it for every command:
     nothing when the stream is closed (not the other stream), colour codes stripped when
-    it is not a terminal. A name or path that is not UTF-8 (an argument's surrogate
-    escapes), or an ASCII-only stream, gets replacement characters, not a traceback."""
+    it is not a terminal, UTF-8 on a stream that says it is ASCII (a C locale). A name or
+    path the stream cannot encode (an argument's surrogate escapes) gets replacement
+    characters, not a traceback."""
     stream = sys.stderr if err else sys.stdout
     if stream is None:
         return
@@ -44,14 +46,23 @@ def say(text: str, err: bool = False, end: str = "\n") -> None:
     except (AttributeError, ValueError):
         tty = False
     line = (text if tty else _CSI.sub("", text)) + end
+    encoding = getattr(stream, "encoding", None) or "utf-8"
     try:
-        stream.write(line)
-    except UnicodeEncodeError:
-        buffer = getattr(stream, "buffer", None)
-        if buffer is None:
-            raise
+        ascii_only = codecs.lookup(encoding).name == "ascii"
+    except LookupError:
+        ascii_only = False
+    buffer = getattr(stream, "buffer", None)
+    if ascii_only and buffer is not None:
         stream.flush()
         buffer.write(line.encode("utf-8", "replace"))
+    else:
+        try:
+            stream.write(line)
+        except UnicodeEncodeError:
+            if buffer is None:
+                raise
+            stream.flush()
+            buffer.write(line.encode(encoding, "replace"))
     stream.flush()
 
 
@@ -61,7 +72,7 @@ def fail(message: str) -> NoReturn:
 
 
 def read_overrides(stop_timeout: float | None, kill_timeout: float | None,
-              on_timeout: str | None, stop_signal: str | None) -> Overrides:
+                   on_timeout: str | None, stop_signal: str | None) -> Overrides:
     sig = None
     if stop_signal is not None:
         sig = parse_signal(stop_signal, "--stop-signal")
@@ -191,8 +202,8 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     else:
         where = f" --run-dir {shlex.quote(str(path))}"
     say(f"proctui: {started} of {len(config.processes)} process"
-               f"{'es' if len(config.processes) != 1 else ''} started under a "
-               f"detached supervisor (pid {text})")
+        f"{'es' if len(config.processes) != 1 else ''} started under a "
+        f"detached supervisor (pid {text})")
     for line in lines:
         say(f"  {line}")
     for line in failures:

@@ -178,10 +178,28 @@ def test_its_one_line_errors_are_written_as_click_wrote_them(tmp_path):
                        tmp_path)
         assert coloured.returncode == 2
         assert coloured.stderr == b"proctui: error: /nonexistent/ab: file not found\n"
-        ascii_ = _sh(f"{proctui} run --headless {extra}-f /nonexistent/\303\251", tmp_path,
+        # A stream that says it is ASCII (a C locale) gets UTF-8, as click gave it.
+        ascii_ = _sh(f"{proctui} run --headless {extra}-f /nonexistent/\u00e9", tmp_path,
                      PYTHONIOENCODING="ascii")
-        assert ascii_.returncode == 2 and b"Traceback" not in ascii_.stderr, ascii_.stderr
-        assert ascii_.stderr.startswith(b"proctui: error: /nonexistent/"), ascii_.stderr
+        assert (ascii_.returncode, ascii_.stderr) == (
+            2, b"proctui: error: /nonexistent/\xc3\xa9: file not found\n")
+        c_locale = _sh(f"{proctui} run --headless {extra}-f /nonexistent/\u00e9", tmp_path,
+                       LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+        assert (c_locale.returncode, c_locale.stderr) == (
+            2, b"proctui: error: /nonexistent/??: file not found\n")
+
+
+def test_an_unreadable_path_is_left_to_click(monkeypatch, tmp_path):
+    """(Root reads everything: the OS is told to say no for these two paths.)"""
+    procfile, run_dir = tmp_path / "Procfile", tmp_path / "rd"
+    procfile.write_text("a: true\n")
+    run_dir.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, *a, **k: False if str(path) in (
+        str(procfile), str(run_dir)) else real(path, mode, *a, **k))
+    for argv in (["run", "-f", str(procfile)], ["run", "--run-dir", str(run_dir), "true"]):
+        assert cli_quick.read(argv) is None
+        assert by_click(argv) is None
 
 
 def test_a_line_that_its_stream_cannot_encode_is_written_with_replacements(monkeypatch):
@@ -194,3 +212,14 @@ def test_a_line_that_its_stream_cannot_encode_is_written_with_replacements(monke
     monkeypatch.setattr(sys, "stdout", strict)
     say("run dir /tmp/caf\u00e9-\udcff")
     assert raw.getvalue() == "run dir /tmp/caf\u00e9-?\n".encode()
+
+
+def test_a_strict_utf8_stream_gets_a_replacement_for_what_is_not_utf8(monkeypatch):
+    import io
+
+    from proctui.launch import say
+
+    raw = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw, encoding="utf-8", errors="strict"))
+    say("--run-dir '/tmp/up\udcff\u00e9'")
+    assert raw.getvalue() == "--run-dir '/tmp/up?\u00e9'\n".encode()

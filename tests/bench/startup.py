@@ -7,8 +7,10 @@ Python): the console's first frame is held to a ratio of it.
 
 Each child notes the instant its shell started (``date +%s.%N``): the supervisor's job
 is to start the services early, and on a slow board the console must not make them wait
-for Textual to load. Needs only Python and a POSIX shell, so it runs unchanged inside an
-emulated riscv64 root (tests/bench/edge.sh).
+for Textual to load. A second bare app starts the same children beside it: what their
+own start-up costs a first frame when they share the cores (not proctui's work). Needs
+only Python and a POSIX shell, so it runs unchanged inside an emulated riscv64 root
+(tests/bench/edge.sh).
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ class Bare(App):
         yield Static("bare first frame")
 Bare().run()
 """
-# The same app while the same children start beside it (launched by it, as proctui
-# launches them, in the terminal's process group so that its end ends them): what the
+# The same app while the same children start beside it (launched by it through
+# /bin/sh -c, as proctui launches them, but in the terminal's process group, so that its
+# end ends them; proctui gives each a group of its own): what the
 # children's own start-up costs a first frame when they compete for the cores. Under
 # emulation, with two cores, it is most of the difference between the wall and CPU
 # ratios; it is not proctui's work.
@@ -70,18 +73,17 @@ def measure(proctui: list[str], runs: int, work: Path,
                                    "bare_textual_first_frame": [],
                                    "console_first_frame_cpu": [],
                                    "bare_textual_first_frame_cpu": [],
-                                   "bare_with_children_first_frame": []}
+                                   "bare_with_children_first_frame": [],
+                                   "bare_with_children_first_frame_cpu": []}
     for i in range(runs):
-        term = OnPty([sys.executable, "-c", BARE], **SIZE, watch=(b"bare first frame",))
-        wall, cpu = term.arrival(b"bare first frame")
+        wall, cpu = frame([sys.executable, "-c", BARE], b"bare first frame")
         out["bare_textual_first_frame"].append(wall)
         out["bare_textual_first_frame_cpu"].append(cpu)
-        term.stop()
         commands = [c.split("=", 1)[1] for c in children(work / f"startup-b{i}.txt", count)]
-        term = OnPty([sys.executable, "-c", BARE_WITH_CHILDREN, *commands], **SIZE,
-                     watch=(b"bare first frame",))
-        out["bare_with_children_first_frame"].append(term.arrival(b"bare first frame")[0])
-        term.stop()
+        wall, cpu = frame([sys.executable, "-c", BARE_WITH_CHILDREN, *commands],
+                          b"bare first frame")
+        out["bare_with_children_first_frame"].append(wall)
+        out["bare_with_children_first_frame_cpu"].append(cpu)
 
         started = time.monotonic()
         subprocess.run([*proctui, "--version"], capture_output=True, check=True)
@@ -96,24 +98,38 @@ def measure(proctui: list[str], runs: int, work: Path,
                                  str(work / f"startup-hr{i}"), *children(stamps, count)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        out["headless_first_child"].append(first_start(stamps, launched))
-        proc.terminate()
-        proc.wait(60)
+        try:
+            out["headless_first_child"].append(first_start(stamps, launched))
+        finally:
+            proc.terminate()
+            proc.wait(60)
 
         stamps = work / f"startup-c{i}.txt"
         launched = time.time()
         term = OnPty([*proctui, "run", "--run-dir", str(work / f"startup-cr{i}"),
                       *children(stamps, count)], **SIZE, watch=(b"running",))
-        out["console_first_child"].append(first_start(stamps, launched))
-        # proctui's own work (its threads, not its children's) until that frame: on a
-        # loaded or emulated machine the children's start-up competes for the cores.
-        # Both are read the moment the frame's bytes arrive (ptylab's reader): read
-        # after a poller's sleep they took in up to 5 ms of the work after the frame.
-        wall, cpu = term.arrival(b"running")
+        try:
+            out["console_first_child"].append(first_start(stamps, launched))
+            # proctui's own work (its threads, not its children's) until that frame: on a
+            # loaded or emulated machine the children's start-up competes for the cores.
+            # Both are read the moment the frame's bytes arrive (ptylab's reader): read
+            # after a poller's sleep they took in up to 5 ms of the work after the frame.
+            wall, cpu = term.arrival(b"running")
+        finally:
+            term.stop()  # a failed measurement must not leave it and its children
         out["console_first_frame"].append(wall)
         out["console_first_frame_cpu"].append(cpu)
-        term.stop()
     return out
+
+
+def frame(argv: list[str], text: bytes) -> tuple[float, float]:
+    """The wall and CPU time until ``text`` is on a terminal running ``argv``; the
+    terminal is ended (with its process group) whatever happens."""
+    term = OnPty(argv, **SIZE, watch=(text,))
+    try:
+        return term.arrival(text)
+    finally:
+        term.stop()
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -168,6 +184,10 @@ def main() -> int:
           paired(runs, "console_first_frame_cpu", "bare_textual_first_frame_cpu"))
     print("console_vs_bare_with_children_first_frame_paired",
           paired(runs, "console_first_frame", "bare_with_children_first_frame"))
+    print("bare_with_children_vs_bare_first_frame_paired",
+          paired(runs, "bare_with_children_first_frame", "bare_textual_first_frame"))
+    print("bare_with_children_vs_bare_first_frame_cpu_paired",
+          paired(runs, "bare_with_children_first_frame_cpu", "bare_textual_first_frame_cpu"))
     return 0
 
 
