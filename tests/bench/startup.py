@@ -184,6 +184,8 @@ def main() -> int:
           paired(runs, "console_first_frame_cpu", "bare_textual_first_frame_cpu"))
     print("console_vs_bare_with_children_first_frame_paired",
           paired(runs, "console_first_frame", "bare_with_children_first_frame"))
+    print("console_vs_bare_with_children_first_frame_cpu_paired",
+          paired(runs, "console_first_frame_cpu", "bare_with_children_first_frame_cpu"))
     print("bare_with_children_vs_bare_first_frame_paired",
           paired(runs, "bare_with_children_first_frame", "bare_textual_first_frame"))
     print("bare_with_children_vs_bare_first_frame_cpu_paired",
