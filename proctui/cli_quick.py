@@ -2,13 +2,13 @@
 
 ``run``, ``up`` and ``demo`` are what an operator waits on, and click's import was 10 to
 15 ms of every start on this machine (more than the whole ``seq | cat`` the headless
-runner is measured against, and ten times that on a small board). ``OPTIONS`` is the one
+runner is measured against, and four times that emulated on riscv64). ``OPTIONS`` is the one
 list of their options: cli_base makes the click options from it, and ``read`` reads an
 argument list with it when every word is one it is sure of. Anything else (help, a
 mistake, a value click would refuse or might read otherwise, a second use of an option,
-shell completion) is left to click, which then answers exactly as it always did: ``read``
-returns None, never an error of its own. tests/test_cli_quick.py holds the two readers
-to the same answers.
+shell completion) is left to click, which then answers as it always did (only a bad
+duration's wording changed, to ">= 0" where 0 is allowed): ``read`` returns None, never
+an error of its own. tests/test_cli_quick.py holds the two readers to the same answers.
 """
 
 from __future__ import annotations
