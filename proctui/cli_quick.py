@@ -21,7 +21,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from proctui.config.spec import OnHangup, OnTimeout
+from proctui.config.spec import ConfigError, OnHangup, OnTimeout
+from proctui.config.values import Where, parse_duration, seconds
 from proctui.records import dataclass
 
 
@@ -110,9 +111,6 @@ COMMANDS = {c.name: c for c in (
 def to_seconds(text: str, positive: bool = False) -> float | None:
     """A duration as the command line gives it (10, 1.5, 10s, 2m, 1h30m; > 0 when
     ``positive``, at most 100 days), or None."""
-    from proctui.config.spec import ConfigError
-    from proctui.config.values import Where, parse_duration, seconds
-
     number = parse_duration(text)
     if number is None:
         return None
@@ -187,9 +185,9 @@ def read(argv: Sequence[str]) -> Reading | None:
             if word == "--":
                 positional += words
                 break
-            if not word.startswith("-") or word == "-":
-                if word == "-":
-                    raise _Unsure
+            if word == "-":
+                raise _Unsure
+            if not word.startswith("-"):
                 positional.append(word)
                 continue
             flag, has_value, inline = word.partition("=")

@@ -101,11 +101,8 @@ def run(file: Path | None, commands: Sequence[str], **options: object) -> NoRetu
 
 
 def up(file: Path | None, commands: Sequence[str], **options: object) -> NoReturn:
-    """``proctui up``: run --detach."""
-    over = _overrides_from(options)
-    config = load_config(file, commands, over)
-    sys.exit(start(config, over, anchor=config.path or config.base_dir, file=file,
-                   detach=True, **options))  # type: ignore[arg-type]
+    """``proctui up``: run --detach (up has no --detach of its own to clash with)."""
+    run(file, commands, detach=True, **options)
 
 
 def demo(print_config: bool = False, **options: object) -> None:

@@ -287,16 +287,17 @@ class Server:
         until = time.monotonic() + 1 / PUSH_HZ
         bufs = {name: self.core.buffer(name) for name in c.busy}
 
-        def ended() -> bool:  # every line sent, and nothing new for QUIET_AFTER
-            return all(c.has_all(name, buf.mark()) and time.monotonic() - buf.appended_at
-                       >= QUIET_AFTER for name, buf in bufs.items())
+        def sent_all() -> bool:
+            return all(c.has_all(name, buf.mark()) for name, buf in bufs.items())
 
-        if bufs and all(c.has_all(name, buf.mark()) for name, buf in bufs.items()):
-            due = max(buf.appended_at for buf in bufs.values()) + QUIET_AFTER
-            if due < until:
-                await asyncio.sleep(max(0.0, due - time.monotonic()))
-                if ended():  # (output that came meanwhile waits for the gap's end)
-                    await self._push(c)
+        def quiet_at() -> float:  # when the last of them has had no output for QUIET_AFTER
+            return max(buf.appended_at for buf in bufs.values()) + QUIET_AFTER
+
+        if bufs and sent_all() and quiet_at() < until:
+            await asyncio.sleep(max(0.0, quiet_at() - time.monotonic()))
+            # (output that came meanwhile waits for the gap's end)
+            if sent_all() and time.monotonic() >= quiet_at():
+                await self._push(c)
         await asyncio.sleep(max(0.0, until - time.monotonic()))
 
     async def _push(self, c: Client) -> None:

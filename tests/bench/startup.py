@@ -178,18 +178,12 @@ def main() -> int:
     print(f"console_vs_bare_first_frame {ratio:.2f}x")
     ratio = result["console_first_frame_cpu"] / result["bare_textual_first_frame_cpu"]
     print(f"console_vs_bare_first_frame_cpu {ratio:.2f}x")
-    print("console_vs_bare_first_frame_paired",
-          paired(runs, "console_first_frame", "bare_textual_first_frame"))
-    print("console_vs_bare_first_frame_cpu_paired",
-          paired(runs, "console_first_frame_cpu", "bare_textual_first_frame_cpu"))
-    print("console_vs_bare_with_children_first_frame_paired",
-          paired(runs, "console_first_frame", "bare_with_children_first_frame"))
-    print("console_vs_bare_with_children_first_frame_cpu_paired",
-          paired(runs, "console_first_frame_cpu", "bare_with_children_first_frame_cpu"))
-    print("bare_with_children_vs_bare_first_frame_paired",
-          paired(runs, "bare_with_children_first_frame", "bare_textual_first_frame"))
-    print("bare_with_children_vs_bare_first_frame_cpu_paired",
-          paired(runs, "bare_with_children_first_frame_cpu", "bare_textual_first_frame_cpu"))
+    for top, bottom in (("console", "bare_textual"), ("console", "bare_with_children"),
+                        ("bare_with_children", "bare_textual")):
+        for cpu in ("", "_cpu"):
+            name = "bare" if bottom == "bare_textual" else bottom
+            print(f"{top}_vs_{name}_first_frame{cpu}_paired",
+                  paired(runs, f"{top}_first_frame{cpu}", f"{bottom}_first_frame{cpu}"))
     return 0
 
 
