@@ -10,9 +10,11 @@ back anyway (25 to 45 ms per command).
 Every path that lives on turns the collector back on (``resume``): the console at its
 first frame, a headless or detached supervisor once its processes are launched, the
 control socket when it is served (at the latest 2 s after it is bound, should no frame
-ever come), and every other command before it runs. Imported by the command before
-anything else: keep it free of imports beyond ``gc`` (``importlib`` and ``sys`` are
-loaded already).
+ever come), and every other command before it runs. The core's tree walks wait for it
+too, at most 3 s (``core/os/housekeeping.py``): they are not urgent while Textual loads.
+
+Imported by the command before anything else: keep it free of imports beyond ``gc``
+(``importlib`` and ``sys`` are loaded already).
 
 It also has asyncio load without ``ssl`` (``_NoTlsForAsyncio``): proctui never speaks TLS,
 and asyncio's own ``import ssl`` (OpenSSL's libraries with it) was 5 ms of every

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from proctui import startup
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcTable
@@ -18,6 +19,8 @@ from proctui.core.view import Usage
 EVERY = 1.0
 QUIET = 4.0  # seconds between walks once the tree has long stayed the same
 QUIET_WALKS = 5  # walks that find nothing new before the pace halves
+STARTING = 3.0  # at most this long after its start, the first walk waits for the process's
+STARTING_LOOK = 0.25  # start-up to end (proctui.startup), looking again this often
 
 
 class Housekeeping:
@@ -39,6 +42,7 @@ class Housekeeping:
         self._quiet = 0  # walks in a row that found the tree as it was
         self._shape: frozenset[tuple[int, ...]] = frozenset()
         self._handle: asyncio.TimerHandle | None = None
+        self._starting_until = loop.time() + STARTING
 
     def schedule(self, delay: float | None = None) -> None:
         """Walk every second while anything changes; when a tree of idle processes has
@@ -64,6 +68,14 @@ class Housekeeping:
     def walk(self) -> None:
         self._handle = None
         runs = self.runs()
+        if startup.paused() and self.loop.time() < self._starting_until and \
+                not any(r.state.phase.stopping for r in runs):
+            # The console is still loading Textual: nothing a walk finds is urgent yet,
+            # and each of its hundreds of system calls would take the GIL from that load
+            # (where prctl refuses a subreaper, as under qemu-user, the walk reads every
+            # process on the machine).
+            self.schedule(STARTING_LOOK)
+            return
         live = [r for r in runs if r.live]
         if live or self.lineage.strays:
             table = self.lineage.update(lambda: runs, max_age=0.2)
