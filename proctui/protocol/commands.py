@@ -34,7 +34,8 @@ set_interactive SetInteractive(on)       Done             REFUSED
 usage           WantUsage(wanted)        Done             -
 hello           Hello(kind)              Done             -
 watch           Watch(output, replay,    Done             UNKNOWN_NAME
-                start)
+                start, acks)
+ack             Ack(k)                   (none)           -
 journal         Journal(start)           JournalPage      BAD_VALUE
 tail            Tail(name, lines, start) TailPage         UNKNOWN_NAME, BAD_VALUE
 ping            Ping()                   Done             -
@@ -47,7 +48,6 @@ A connection that said ``read_only`` is answered READ_ONLY for every core comman
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any, ClassVar, Literal
@@ -68,10 +68,11 @@ from proctui.protocol.replies import (
 )
 from proctui.records import dataclass
 
-__all__ = ["BY_NAME", "COMMANDS", "CORE_COMMANDS", "A", "CoreCommand", "Done", "Fault",
-           "JournalPage", "Named", "Request", "Simple", "TailPage", "failed"]
+__all__ = ["BY_NAME", "COMMANDS", "CORE_COMMANDS", "A", "Ack", "CoreCommand", "Done", "Fault",
+           "JournalPage", "Named", "Ping", "Request", "Simple", "TailPage", "Via", "failed"]
 
 
+from proctui.protocol.link import Ack, Ping, Via  # the link's own requests
 from proctui.protocol.request import A, CoreCommand, Named, Request, Simple
 
 
@@ -293,6 +294,7 @@ class Watch(Simple):
     output: Literal["all"] | list[str] | None = None
     replay: int | None = None
     start: dict[str, int] | None = None
+    acks: bool = False  # it acknowledges each push ("ack"), which bounds what is on the way
 
     def check(self) -> Done | None:
         if self.replay is not None and self.replay < 0:
@@ -348,36 +350,6 @@ class Tail(Request[TailPage]):
 
 
 @dataclass(frozen=True)
-class Ping(Simple):
-    """Is the supervisor answering? (``down``, ``logs -f`` and consoles ask while idle.)"""
-
-    op = "ping"
-
-
-# SSH_CONNECTION's first two fields: the client's address (IPv4, IPv6 with a zone) and port.
-# Compiled (and cached by re) at the first via with an address, not at every start.
-_SSH_CLIENT = r"[0-9A-Za-z.:%_-]{1,64} [0-9]{1,5}"
-
-
-@dataclass(frozen=True)
-class Via(Simple):
-    """Who is asking, and on what terms: ``proctui stdio`` sends it first with the SSH
-    client's address ("ADDR PORT", from SSH_CONNECTION), for the journal; a client that
-    may only look (``attach --read-only``) sends ``read_only``. Both hold for the rest of
-    the connection: a later ``via`` can neither change the address nor take read-only
-    back."""
-
-    op = "via"
-    ssh: str | None = None
-    read_only: bool = False
-
-    def check(self) -> Done | None:
-        if self.ssh is not None and not re.fullmatch(_SSH_CLIENT, self.ssh):
-            return failed(Fault.BAD_VALUE, "via: ssh is not an address and a port")
-        return None
-
-
-@dataclass(frozen=True)
 class Reload(Simple):
     """Read the config file again: start what was added, stop what was removed, restart
     what changed, leave the rest running.
@@ -393,7 +365,7 @@ CORE_COMMANDS: tuple[type[CoreCommand], ...] = (
     Stop, Start, Restart, Kill, Abandon, Wait, Adopt, Clear, Extend, StopAll, KillAll,
     AbandonAll, SetInteractive)
 _ALL: tuple[type[Request[Any]], ...] = (
-    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Via, Reload)
+    *CORE_COMMANDS, WantUsage, Hello, Watch, Journal, Tail, Ping, Via, Reload, Ack)
 COMMANDS: dict[str, type[Request[Any]]] = {cls.op: cls for cls in _ALL}
 # The CLI's process commands (proctui OP NAME...).
 BY_NAME: dict[str, type[Named]] = {

@@ -1,12 +1,13 @@
 """Talking to a running supervisor through its control socket.
 
-``Connection`` (in connection.py) is the plain request-and-answer client the control
-commands use. ``RemoteCore`` is the same Core a console or the shutdown printer reads
-in-process, mirrored over the socket by a reader thread: views, state and output buffers;
-given a dial, it makes a dropped link again (redial.py says when to try and when not)."""
+``Connection`` (connection.py) is the plain request-and-answer client of the control
+commands. ``RemoteCore`` is the Core a console or the shutdown printer reads in-process,
+mirrored over the socket by a reader thread: views, state and output buffers; given a
+dial, it makes a dropped link again (redial.py says when to try and when not)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -92,7 +93,7 @@ class RemoteCore:
         self._thread.start()
         self._request(commands.Hello(kind))
         if output:
-            self._request(commands.Watch("all", replay))
+            self._request(commands.Watch("all", replay, acks=True))
 
     @classmethod
     def dialled(cls, dial: Callable[[], Connection], **kw: Any) -> RemoteCore:
@@ -187,7 +188,7 @@ class RemoteCore:
         self._request(commands.Hello(self._kind), internal=True)
         if self._output:
             self._request(commands.Watch("all", start={
-                name: buf.mark().total for name, buf in self._buffers.items()}),
+                name: buf.mark().total for name, buf in self._buffers.items()}, acks=True),
                 internal=True)
         if self._wants_usage:
             self._request(commands.WantUsage(True), internal=True)
@@ -233,6 +234,10 @@ class RemoteCore:
                 if m.get("q") and self._busy == {name}:
                     self._bell.rearm()  # the burst's end: heard now, not at a planned tick
                 self._busy.discard(name) if m.get("q") else self._busy.add(name)
+        elif kind == "push":  # read up to here: the supervisor may send more (push.py)
+            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+                self.conn.send(commands.Ack(int(m["k"])))  # (a failed link: the reader hears)
+            return
         elif kind == "views":
             for d in m["views"]:
                 view = wire.view_from_dict(d)
@@ -286,8 +291,7 @@ class RemoteCore:
         """Every entry, a page at a time (a page is bounded on the server)."""
         entries: list[dict[str, object]] = []
         while True:
-            page = self._request(commands.Journal(len(entries))).result(
-                timeout=self.conn.timeout * 2)
+            page = self._request(commands.Journal(len(entries))).result(self.conn.timeout * 2)
             entries += page.entries
             if not page.more or not page.entries:
                 return entries
@@ -319,12 +323,10 @@ class RemoteCore:
                     encode_reply(commands.failed(Fault.GONE, why))))
                 return future
             conn = self.conn
-            number = next(conn._ids)
+            number = conn.next_id()
             self._futures[number] = (future, request)
         try:
-            data = wire.dumps({**request.wire(), "id": number})
-            with conn._send_lock:
-                conn.sock.sendall(data)
+            conn.send(request, number)
         except OSError:
             with self._lock:
                 self._futures.pop(number, None)
@@ -332,9 +334,8 @@ class RemoteCore:
         return future
 
     def _command(self, request: commands.CoreCommand) -> Future[Reply]:
-        """A core command's reply as the Core API gives it (its fault stays on the wire
-        for the control commands, which use ``Connection.call``). Read-only: refused
-        here, never sent."""
+        """A core command's reply as the Core API gives it (the control commands keep its
+        fault: ``Connection.call``). Read-only: refused here, never sent."""
         future: Future[Reply] = Future()
         if self.read_only:
             future.set_result(Reply(False, READ_ONLY))
@@ -391,8 +392,7 @@ class RemoteCore:
         return future
 
     def close(self) -> None:
-        """End the link and the reader thread (a dial under way is closed once it
-        returns)."""
+        """End the link and the reader thread (a dial under way: closed once it returns)."""
         self._closing.set()
         with self._lock:
             conn = self.conn

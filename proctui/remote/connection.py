@@ -183,13 +183,17 @@ class Connection:
     def ordered_views(self) -> list[ProcessView]:
         return [self.views[n] for n in self.names if n in self.views]
 
-    def send(self, request: commands.Request[Any]) -> int:
-        """Send a request; returns its id."""
-        number = next(self._ids)
+    def send(self, request: commands.Request[Any], number: int | None = None) -> int:
+        """Send a request (as ``number``, taken from ``next_id``; else the next); returns
+        its id."""
+        number = self.next_id() if number is None else number
         data = wire.dumps({**request.wire(), "id": number})
         with self._send_lock:
             self.sock.sendall(data)
         return number
+
+    def next_id(self) -> int:
+        return next(self._ids)
 
     def not_answering(self) -> NotAnswering:
         pid = self.pid or _int(self.hello.get("pid"))

@@ -1,6 +1,6 @@
 """Carrying out a client's request: decoded by the command table, the core's commands
 through ``CoreCommand.apply`` (the one place that names the Core method), the
-connection's own (hello, usage, watch, journal, tail, ping) here. Every refusal is a
+connection's own (hello, usage, watch, journal, tail, ping, ack) here. Every refusal is a
 fault code with words."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from proctui.protocol import commands
 from proctui.protocol.commands import Done, Fault, JournalPage, failed
 from proctui.protocol.decode import decode
 from proctui.remote import pages
+from proctui.remote.push import Window
 from proctui.remote.slots import Client
 
 # Reads the config the supervisor was started from, again (raises ConfigError).
@@ -28,7 +29,8 @@ class Dispatch:
         self.changed = changed  # (a client's kind changes everyone's state)
         self.reload_from = reload_from
 
-    async def __call__(self, c: Client, m: dict[str, Any]) -> Done:
+    async def __call__(self, c: Client, m: dict[str, Any]) -> Done | None:
+        """The reply to ``m``; None for an acknowledgement, which is never answered."""
         request = decode(m)
         if isinstance(request, Done):
             return request
@@ -37,7 +39,7 @@ class Dispatch:
         except Exception as e:  # a command the core refused outright
             return failed(Fault.REFUSED, str(e).strip("'\""))
 
-    async def _dispatch(self, c: Client, request: commands.Request[Any]) -> Done:
+    async def _dispatch(self, c: Client, request: commands.Request[Any]) -> Done | None:
         """One place that carries out a decoded request: the core's commands through the
         table, the connection's own here."""
         core = self.core
@@ -74,6 +76,10 @@ class Dispatch:
             return await self._journal(c, request)
         if isinstance(request, commands.Tail):
             return await self._tail(c, request)
+        if isinstance(request, commands.Ack):
+            if c.window is not None:
+                c.window.acked(request.k)
+            return None
         if isinstance(request, commands.Ping):
             return Done()
         if isinstance(request, commands.Via):
@@ -131,6 +137,8 @@ class Dispatch:
                 # (beyond the end, it would be sent an empty message on every change)
                 start = min(max(0, request.start[name]), mark.total)
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
+        if request.acks and c.window is None:
+            c.window = Window()
         c.news.set()
         return Done()
 

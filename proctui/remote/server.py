@@ -10,7 +10,9 @@ changed, and the output it asked for. Nothing is queued per client: each push is
 fresh from the core's snapshots and buffers, so a client that fell behind is brought up
 to date by its next push, and the lines that left the scrollback meanwhile are counted
 as dropped (one that fell behind the scrollback gets the newest lines at once, not the
-oldest still held). A push waits while the client's unread bytes exceed HIGH_WATER.
+oldest still held). A push waits while the client's unread bytes exceed HIGH_WATER,
+and, for a client that acknowledges its pushes (over SSH), while two are on the way
+(push.py).
 
 Requests are decoded by the command table and carried out by dispatch.py; slots.py
 keeps a client that does nothing from holding a slot, pages.py bounds every reply, and
@@ -39,16 +41,15 @@ from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.protocol.replies import encode_reply
-from proctui.remote import dispatch, heal, pages, slots
+from proctui.remote import dispatch, heal, pages, push, slots
 from proctui.remote.listener import Bound, bind, unlink_ours
 from proctui.remote.slots import Client
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
-BATCH = 256 << 10  # bytes of output in one push (more follow at the next tick)
-LINES_PER_PUSH = 5000  # of one process, in one push
-QUIET_AFTER = 0.01  # seconds without output: a push that catches up is a burst's end
+BATCH = push.BATCH
+QUIET_AFTER = push.QUIET_AFTER
 MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
@@ -259,6 +260,8 @@ class Server:
                 await slots.refuse(c.writer, "not a JSON object", reader)
                 return
             answer = await self.dispatch(c, message)
+            if answer is None:
+                continue  # an acknowledgement: nothing to answer
             c.writer.write(wire.dumps(encode_reply(answer, dispatch.reply_id(message))))
             if c.writer.transport.get_write_buffer_size() > pages.MAX_QUEUED:
                 return  # asks and never reads: its bytes are not ours to hold
@@ -271,6 +274,8 @@ class Server:
         with contextlib.suppress(ConnectionError, OSError):
             while True:
                 await c.news.wait()
+                if c.window is not None:
+                    await c.window.room.wait()  # (a client that never acknowledges: here)
                 c.news.clear()
                 await self._push(c)
                 c.stalled = time.monotonic()
@@ -296,65 +301,36 @@ class Server:
         if bufs and sent_all() and quiet_at() < until:
             await asyncio.sleep(max(0.0, quiet_at() - time.monotonic()))
             # (output that came meanwhile waits for the gap's end)
-            if sent_all() and time.monotonic() >= quiet_at():
+            if sent_all() and time.monotonic() >= quiet_at() and \
+                    (c.window is None or c.window.room.is_set()):
                 await self._push(c)
         await asyncio.sleep(max(0.0, until - time.monotonic()))
 
     async def _push(self, c: Client) -> None:
         """Everything that changed since this client's last push."""
-        core, w = self.core, c.writer
+        core, w, window = self.core, c.writer, c.window
+        written = 0
+
+        def write(data: bytes) -> None:
+            nonlocal written
+            w.write(data)
+            written += len(data)
+
         changed = [v for v in core.views() if c.seen.get(v.name) != v.seq]
         if changed:
             for v in changed:
                 c.seen[v.name] = v.seq
-            w.write(wire.dumps({"t": "views", "now": time.monotonic(),
-                                "views": [wire.view_to_dict(v) for v in changed]}))
+            write(wire.dumps({"t": "views", "now": time.monotonic(),
+                              "views": [wire.view_to_dict(v) for v in changed]}))
         state = self._state()
         if state != c.state:
             c.state = state
-            w.write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
-        size = 0
-        for name, start in c.sent.items():
-            buf = core.buffer(name)
-            mark = buf.mark()  # one instant, under the buffer's lock
-            quiet = time.monotonic() - buf.appended_at >= QUIET_AFTER
-            if c.has_all(name, mark):
-                if quiet and name in c.busy:  # its last push was a burst's end after all
-                    c.busy.discard(name)
-                    w.write(wire.dumps({"t": "out", "n": name, "f": start, "l": [], "s": [],
-                                        "d": 0, "o": mark.output_total, "p": mark.partial,
-                                        "c": mark.cleared_before, "q": True}))
-                continue
-            first = max(start, mark.first)
-            if start < mark.first:
-                # It fell behind the scrollback, so it misses lines whatever we send: the
-                # newest first. From the oldest held, the end of a flood came a push (50
-                # ms) later, and an attached console drew it a tick (100 ms) after that.
-                first = max(first, mark.total - LINES_PER_PUSH)
-            got = buf.read(first, LINES_PER_PUSH)
-            c.sent[name] = got.first + len(got.lines)
-            c.partial[name] = got.partial
-            c.cleared[name] = mark.cleared_before
-            # "q": this process has gone quiet and the client has all of it, so a console
-            # may draw it now rather than at its next tick (up to 100 ms later); else the
-            # next push says so once it has (c.busy).
-            quiet = quiet and c.sent[name] >= mark.total
-            (c.busy.discard if quiet else c.busy.add)(name)
-            data = wire.dumps({"t": "out", "n": name, "f": got.first, "l": got.lines,
-                               "s": pages.runs(got.streams), "d": max(0, got.first - start),
-                               "o": mark.output_total, "p": got.partial,
-                               "c": mark.cleared_before, "q": quiet})
-            w.write(data)
-            size += len(data)
-            if c.sent[name] < mark.total or size >= BATCH:
-                # More to send: the next push comes at the next PUSH_HZ tick. Not sooner:
-                # pushed as fast as a client read during a flood, the server thread took
-                # the GIL from the core and SIGKILLs came twice as late (10 to 21 ms).
-                c.news.set()
-                if size >= BATCH:
-                    break
+            write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
+        push.output(c, core.buffer, BATCH if window is None else window.budget, write)
         if c.busy:
             c.news.set()  # a push to come, even with no news: to say when output stopped
+        if window is not None and written:
+            w.write(wire.dumps({"t": "push", "k": window.pushed(written)}))
 
     def _state(self) -> dict[str, Any]:
         core = self.core

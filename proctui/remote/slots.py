@@ -17,6 +17,7 @@ from proctui.protocol import wire
 
 if TYPE_CHECKING:
     from proctui.core.output.lines import Mark
+    from proctui.remote.push import Window
 
 MAX_CLIENTS = 64
 REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has
@@ -43,6 +44,7 @@ class Client:
     journal: list[dict[str, object]] | None = None  # the journal it is paging through
     stalled: float | None = None  # since when its news waits for it to read
     opened: float = field(default_factory=time.monotonic)
+    window: Window | None = None  # the pushes on the way, when it acknowledges them
 
     def has_all(self, name: str, mark: Mark) -> bool:
         """Was it sent all of ``name``'s output up to ``mark`` (its buffer's Mark)?"""

@@ -1,0 +1,148 @@
+"""What one push carries to a client: the output it has not had yet, within a budget of
+bytes; and, for a client that acknowledges its pushes, how many may be on the way.
+
+Over SSH the bytes of a push leave the control socket at once (``proctui stdio`` reads
+them) and wait in sshd's channel window, up to 2 MB, ahead of everything pushed after
+them: at 100 KB/s a stop ran 27 s before an attached console showed it. A client that
+acknowledges (``watch`` with ``acks``: each push ends with ``{"t": "push", "k": K}``, and
+it answers ``{"op": "ack", "k": K}``) has at most IN_FLIGHT pushes unacknowledged, and
+the output of each is what the link carries in LAG, at the pace the acknowledgements
+show. Views, state and countdowns then wait behind about two LAGs and a round trip. A
+client that never acknowledges stalls only its own pushes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+from proctui.core.output.lines import OutputBuffer
+from proctui.protocol import wire
+from proctui.remote.pages import runs
+from proctui.remote.slots import Client
+
+BATCH = 256 << 10  # bytes of output in one push (more follow at the next tick)
+LINES_PER_PUSH = 5000  # of one process, in one push
+QUIET_AFTER = 0.01  # seconds without output: a push that catches up is a burst's end
+IN_FLIGHT = 2  # pushes a client that acknowledges may have unacknowledged
+LAG = 0.25  # seconds of the link's bytes one push may carry
+LEAST = 4 << 10  # bytes of output a push may always carry
+FIRST = 8 << 10  # ... and carries before the link's pace is known
+LINE_COST = 4  # bytes a line costs on the wire besides its text (quotes, comma, stream)
+
+
+class Window:
+    """The pushes on the way to one client that acknowledges them, and the budget of the
+    next: LAG seconds of the link's pace, read from the acknowledgements. Everything it
+    is told comes from the client: an acknowledgement of a push never sent, or sent
+    twice, moves nothing but this client's own pace, and that within bounds."""
+
+    def __init__(self, most: int = BATCH) -> None:
+        self.most = most
+        self.budget = min(FIRST, most)
+        self.pace: float | None = None  # bytes a second the link carried, lately
+        self.room = asyncio.Event()  # fewer than IN_FLIGHT on the way
+        self.room.set()
+        self._on_the_way: deque[tuple[int, float, int]] = deque()  # (k, sent at, bytes)
+        self._last_ack = 0.0
+        self._next = 1
+
+    def pushed(self, size: int) -> int:
+        """A push of ``size`` bytes has been written: its number, for the mark that ends
+        it."""
+        k, self._next = self._next, self._next + 1
+        self._on_the_way.append((k, time.monotonic(), size))
+        if len(self._on_the_way) >= IN_FLIGHT:
+            self.room.clear()
+        return k
+
+    def acked(self, k: int) -> None:
+        """The client has read everything up to the mark of push ``k``."""
+        now = time.monotonic()
+        read = 0
+        began: float | None = None
+        while self._on_the_way and self._on_the_way[0][0] <= k:
+            number, sent, size = self._on_the_way.popleft()
+            read += size
+            if number == k:  # (one never sent: everything counts as read, and no pace)
+                # Its bytes began to move when it was sent or, behind another push, when
+                # that one arrived: the pace is theirs over the time since.
+                began = max(sent, self._last_ack)
+        self._last_ack = now
+        if began is not None and read >= LEAST and now > began:
+            pace = read / (now - began)
+            # Up at once, down gently: one push that waited behind a burst of replies
+            # (a journal page) must not halve it.
+            self.pace = pace if self.pace is None or pace > self.pace else \
+                0.75 * self.pace + 0.25 * pace
+            self.budget = int(min(self.most, max(LEAST, self.pace * LAG)))
+        if len(self._on_the_way) < IN_FLIGHT:
+            self.room.set()
+
+
+def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
+           write: Callable[[bytes], object]) -> None:
+    """Write the output ``c`` has not had, of every process it watches, within ``budget``
+    bytes (a line at least, of each process it reaches); ``c.news`` is set when more is
+    left for the next push."""
+    size = 0
+    for name, start in c.sent.items():
+        buf = buffer(name)
+        mark = buf.mark()  # one instant, under the buffer's lock
+        quiet = time.monotonic() - buf.appended_at >= QUIET_AFTER
+        if c.has_all(name, mark):
+            if quiet and name in c.busy:  # its last push was a burst's end after all
+                c.busy.discard(name)
+                write(wire.dumps({"t": "out", "n": name, "f": start, "l": [], "s": [], "d": 0,
+                                  "o": mark.output_total, "p": mark.partial,
+                                  "c": mark.cleared_before, "q": True}))
+            continue
+        first = max(start, mark.first)
+        behind = start < mark.first
+        if behind:
+            # It fell behind the scrollback, so it misses lines whatever we send: the
+            # newest first. From the oldest held, the end of a flood came a push (50
+            # ms) later, and an attached console drew it a tick (100 ms) after that.
+            first = max(first, mark.total - LINES_PER_PUSH)
+        got = buf.read(first, LINES_PER_PUSH)
+        keep = fitting(got.lines, budget - size, newest=behind)
+        lines, begin = got.lines[keep], got.first + keep.start
+        cut = keep.stop < len(got.lines)  # lines left for the next push
+        c.sent[name] = begin + len(lines)
+        c.partial[name] = "" if cut else got.partial  # (it follows the last line only)
+        c.cleared[name] = mark.cleared_before
+        # "q": this process has gone quiet and the client has all of it, so a console
+        # may draw it now rather than at its next tick (up to 100 ms later); else the
+        # next push says so once it has (c.busy).
+        quiet = quiet and c.sent[name] >= mark.total
+        (c.busy.discard if quiet else c.busy.add)(name)
+        data = wire.dumps({"t": "out", "n": name, "f": begin, "l": lines,
+                           "s": runs(got.streams[keep]), "d": max(0, begin - start),
+                           "o": mark.output_total, "p": c.partial[name],
+                           "c": mark.cleared_before, "q": quiet})
+        write(data)
+        size += len(data)
+        if c.sent[name] < mark.total or size >= budget:
+            # More to send: the next push comes at the next PUSH_HZ tick. Not sooner:
+            # pushed as fast as a client read during a flood, the server thread took
+            # the GIL from the core and SIGKILLs came twice as late (10 to 21 ms).
+            c.news.set()
+            if size >= budget:
+                break
+
+
+def fitting(lines: list[str], room: int, newest: bool = False) -> slice:
+    """The lines that fit in ``room`` bytes, one at least: the first of them, or the
+    newest (the last)."""
+    if sum(map(len, lines)) + LINE_COST * len(lines) <= room:
+        return slice(0, len(lines))
+    used = count = 0
+    for line in (reversed(lines) if newest else lines):
+        used += len(line) + LINE_COST
+        if used > room and count:
+            break
+        count += 1
+    return slice(len(lines) - count, len(lines)) if newest else slice(0, count)
+

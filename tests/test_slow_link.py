@@ -1,0 +1,253 @@
+"""An attached console on a slow link (SSH from far away) during a flood: what it is
+pushed waits in the link's buffers (sshd holds up to 2 MB), and without a bound every
+view, countdown and question waited behind them (a stop shown 27 s late at 100 KB/s).
+A console acknowledges each push, and the supervisor keeps at most two on the way, each
+sized to the link (remote/push.py). The link here is real sockets and a relay that holds
+what the supervisor sends, as sshd does, and passes it on at a fixed rate."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from proctui.core.life.stop import Phase
+from proctui.core.store.rundir import RunDir
+from proctui.core.supervisor import Supervisor
+from proctui.protocol import commands, wire
+from proctui.remote.client import Connection, RemoteCore
+from proctui.remote.connection import NotAnswering, connect_socket
+from proctui.remote.push import FIRST, LAG, LEAST, Window
+from proctui.remote.server import Server
+from tests.children import POLITE
+from tests.conftest import pyspec, wait_until
+
+FLOOD = "import sys\nwhile True:\n    sys.stdout.write('flood ' + 'x' * 94 + '\\n')\n"
+HELD = 2 << 20  # what sshd's channel window holds on the way
+
+
+class SlowLink:
+    """The supervisor's bytes carried to the client at ``rate`` bytes a second, up to HELD
+    of them held on the way; the client's bytes go at once."""
+
+    def __init__(self, run_dir: Path, rate: int) -> None:
+        self.upstream, _pid = connect_socket(run_dir, 10)
+        self.client, self._ours = socket.socketpair()
+        self.rate = rate
+        self.held = bytearray()
+        self.peak = 0  # the most held at once
+        self.carried = 0
+        self._cond = threading.Condition()
+        self._closed = False
+        self._threads = [threading.Thread(target=t, daemon=True) for t in (
+            self._from_supervisor, self._to_client, self._from_client)]
+        for t in self._threads:
+            t.start()
+
+    def _from_supervisor(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                with self._cond:
+                    self._cond.wait_for(lambda: len(self.held) < HELD or self._closed)
+                    if self._closed:
+                        return
+                data = self.upstream.recv(1 << 16)
+                if not data:
+                    return
+                with self._cond:
+                    self.held += data
+                    self.peak = max(self.peak, len(self.held))
+                    self._cond.notify_all()
+
+    def _to_client(self) -> None:
+        tick = 0.01  # the link's pace: rate * tick bytes each tick
+        with contextlib.suppress(OSError):
+            while True:
+                with self._cond:
+                    self._cond.wait_for(lambda: self.held or self._closed)
+                    if self._closed:
+                        return
+                    chunk = bytes(self.held[:int(self.rate * tick)])
+                    del self.held[:len(chunk)]
+                    self._cond.notify_all()
+                self._ours.sendall(chunk)
+                self.carried += len(chunk)
+                time.sleep(tick)
+
+    def _from_client(self) -> None:
+        with contextlib.suppress(OSError):
+            while data := self._ours.recv(1 << 16):
+                self.upstream.sendall(data)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        for s in (self.upstream, self._ours):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        for t in self._threads:
+            t.join(5)
+        for s in (self.upstream, self._ours):
+            s.close()
+
+
+@contextlib.contextmanager
+def served(tmp_path: Path) -> Iterator[tuple[Supervisor, Path]]:
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([pyspec("flood", FLOOD), pyspec("idle", POLITE)], run_dir=run_dir,
+                     interactive=True)
+    sup.start()
+    server = Server(sup, run_dir)
+    server.start()
+    try:
+        yield sup, run_dir.path
+    finally:
+        if not sup.all_ended():
+            sup.kill_all()
+            sup.stop_all().result(timeout=10)
+            wait_until(sup.all_ended, timeout=20, what="everything ended")
+        server.close()
+        sup.close()
+        run_dir.close()
+
+
+def heard(conn: Connection, seconds: float) -> list[dict]:  # type: ignore[type-arg]
+    """Every message ``conn`` is sent within ``seconds`` (a test that waits for silence)."""
+    got = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        with contextlib.suppress(NotAnswering):
+            m = conn.receive(min(left, 0.2))
+            if m is None:
+                break
+            got.append(m)
+    return got
+
+
+def phase(core: RemoteCore, name: str) -> Phase:
+    return next(v.phase for v in core.views() if v.name == name)
+
+
+@pytest.mark.parametrize("rate", [100_000, 20_000])
+def test_a_stop_reaches_a_console_on_a_slow_link_at_once_during_a_flood(tmp_path, rate):
+    with served(tmp_path) as (sup, run_dir):
+        link = SlowLink(run_dir, rate)
+        core = RemoteCore(Connection.over(Connection(link.client, where="slow link",
+                                                     local=False)))
+        try:
+            # Three seconds of the link's bytes: without a bound, its buffer is full by now.
+            wait_until(lambda: link.carried > 3 * rate, timeout=60, what="3 s of the flood")
+            assert phase(core, "idle") is Phase.RUNNING
+            began = time.monotonic()
+            sup.stop("idle")
+            wait_until(lambda: phase(core, "idle") is not Phase.RUNNING, timeout=60,
+                       what="the stop, on the console")
+            took = time.monotonic() - began
+            assert took < 2.0, f"the stop reached the console {took:.1f}s late"
+            assert link.peak < HELD // 4, f"{link.peak} bytes held on the way"
+            # It was shown the flood meanwhile, the newest lines among them, and told
+            # that it fell behind.
+            flood = core.buffer("flood").read(0)
+            assert sum(line.startswith("flood ") for line in flood.lines) > 100
+            assert core.dropped > 0
+        finally:
+            core.close()
+            link.close()
+
+
+def test_a_console_is_told_everything_once_the_flood_ends(tmp_path):
+    """Bounded pushes lose nothing that is still held: the last line arrives."""
+    code = ("import sys\nfor i in range(200000):\n    sys.stdout.write(f'line {i} ' + "
+            "'x' * 90 + '\\n')\nprint('THE END', flush=True)\nimport time\ntime.sleep(100)")
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([pyspec("burst", code)], run_dir=run_dir, interactive=True)
+    sup.start()
+    server = Server(sup, run_dir)
+    server.start()
+    link = SlowLink(run_dir.path, 200_000)
+    core = RemoteCore(Connection.over(Connection(link.client, where="slow", local=False)))
+    try:
+        wait_until(lambda: any(line == "THE END" for line in
+                               core.buffer("burst").read(0).lines[-3:]),
+                   timeout=60, what="the last line")
+        assert link.peak < HELD // 4
+    finally:
+        core.close()
+        link.close()
+        sup.stop_all().result(timeout=10)
+        wait_until(sup.all_ended, timeout=20, what="everything ended")
+        server.close()
+        sup.close()
+        run_dir.close()
+
+
+def test_a_client_that_asks_for_acks_and_never_sends_one_stalls_only_itself(tmp_path):
+    with served(tmp_path) as (sup, run_dir):
+        mute = Connection.open(run_dir)
+        mute.send(commands.Watch("all", acks=True))
+        other = RemoteCore(Connection.open(run_dir))
+        try:
+            marks = [m["k"] for m in heard(mute, 3.0) if m.get("t") == "push"]
+            assert marks == [1, 2], marks  # two on the way, then nothing more
+            sup.stop("idle")
+            wait_until(lambda: phase(other, "idle") is not Phase.RUNNING, timeout=10,
+                       what="the stop, on the other console")
+        finally:
+            other.close()
+            mute.close()
+
+
+def test_the_window_paces_pushes_by_what_the_link_carried_and_ignores_lies():
+    w = Window(most=1 << 20)
+    assert w.budget == FIRST and w.room.is_set()
+
+    def push_that_took(seconds: float, size: int) -> None:
+        k = w.pushed(size)
+        number, _sent, size = w._on_the_way[-1]
+        w._on_the_way[-1] = (number, time.monotonic() - seconds, size)
+        w._last_ack = 0.0
+        w.acked(k)
+
+    push_that_took(1.0, 100_000)  # 100 KB/s: a push carries LAG of it
+    assert w.budget == pytest.approx(100_000 * LAG, rel=0.05)
+    w.pushed(10)
+    w.pushed(10)
+    assert not w.room.is_set()  # two on the way
+    w.acked(999)  # a push never sent: everything on the way counts as read, no pace
+    assert w.room.is_set() and w.budget == pytest.approx(100_000 * LAG, rel=0.05)
+    w.acked(-5)
+    w.acked(1)  # acknowledged already
+    assert w.budget == pytest.approx(100_000 * LAG, rel=0.05)
+    push_that_took(1.0, 10_000_000)  # faster: at once, but never above the most
+    assert w.budget == 1 << 20
+    fast = w.pace
+    assert fast is not None
+    push_that_took(1.0, 10_000)  # slower: gently
+    assert w.pace == pytest.approx(0.75 * fast + 0.25 * 10_000, rel=0.05)
+    for _ in range(40):
+        push_that_took(10.0, 5_000)
+    assert w.budget == LEAST  # never below what a push may always carry
+    small = w.budget
+    push_that_took(0.0, 10)  # too small to say anything of the pace
+    assert w.budget == small
+
+
+def test_an_ack_is_never_answered_and_a_bad_one_is(tmp_path):
+    with served(tmp_path) as (_sup, run_dir):
+        conn = Connection.open(run_dir)
+        try:
+            conn.sock.sendall(wire.dumps({"op": "ack", "k": 1, "id": 1}))
+            conn.sock.sendall(wire.dumps({"op": "ack", "k": "x", "id": 2}))
+            replies = [m for m in heard(conn, 2.0) if m.get("t") == "reply"]
+            assert len(replies) == 1, replies
+            assert replies[0]["id"] == 2 and replies[0]["fault"] == "BAD_REQUEST", replies
+        finally:
+            conn.close()
