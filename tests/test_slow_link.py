@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from proctui.config import ProcessSpec
 from proctui.core.life.stop import Phase
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
@@ -98,11 +99,13 @@ class SlowLink:
 
 
 @contextlib.contextmanager
-def served(tmp_path: Path) -> Iterator[tuple[Supervisor, Path]]:
+def served(tmp_path: Path, specs: list[ProcessSpec] | None = None) -> \
+        Iterator[tuple[Supervisor, Path]]:
+    """A supervisor serving its socket: of a flood and an idle process, by default."""
     run_dir = RunDir(tmp_path / "run")
     run_dir.open()
-    sup = Supervisor([pyspec("flood", FLOOD), pyspec("idle", POLITE)], run_dir=run_dir,
-                     interactive=True)
+    sup = Supervisor(specs or [pyspec("flood", FLOOD), pyspec("idle", POLITE)],
+                     run_dir=run_dir, interactive=True)
     sup.start()
     server = Server(sup, run_dir)
     server.start()
@@ -110,7 +113,6 @@ def served(tmp_path: Path) -> Iterator[tuple[Supervisor, Path]]:
         yield sup, run_dir.path
     finally:
         if not sup.all_ended():
-            sup.kill_all()
             sup.stop_all().result(timeout=10)
             wait_until(sup.all_ended, timeout=20, what="everything ended")
         server.close()
@@ -166,27 +168,18 @@ def test_a_console_is_told_everything_once_the_flood_ends(tmp_path):
     """Bounded pushes lose nothing that is still held: the last line arrives."""
     code = ("import sys\nfor i in range(200000):\n    sys.stdout.write(f'line {i} ' + "
             "'x' * 90 + '\\n')\nprint('THE END', flush=True)\nimport time\ntime.sleep(100)")
-    run_dir = RunDir(tmp_path / "run")
-    run_dir.open()
-    sup = Supervisor([pyspec("burst", code)], run_dir=run_dir, interactive=True)
-    sup.start()
-    server = Server(sup, run_dir)
-    server.start()
-    link = SlowLink(run_dir.path, 200_000)
-    core = RemoteCore(Connection.over(Connection(link.client, where="slow", local=False)))
-    try:
-        wait_until(lambda: any(line == "THE END" for line in
-                               core.buffer("burst").read(0).lines[-3:]),
-                   timeout=60, what="the last line")
-        assert link.peak < HELD // 4
-    finally:
-        core.close()
-        link.close()
-        sup.stop_all().result(timeout=10)
-        wait_until(sup.all_ended, timeout=20, what="everything ended")
-        server.close()
-        sup.close()
-        run_dir.close()
+    with served(tmp_path, [pyspec("burst", code)]) as (_sup, run_dir):
+        link = SlowLink(run_dir, 200_000)
+        core = RemoteCore(Connection.over(Connection(link.client, where="slow",
+                                                     local=False)))
+        try:
+            wait_until(lambda: any(line == "THE END" for line in
+                                   core.buffer("burst").read(0).lines[-3:]),
+                       timeout=60, what="the last line")
+            assert link.peak < HELD // 4
+        finally:
+            core.close()
+            link.close()
 
 
 def test_a_client_that_asks_for_acks_and_never_sends_one_stalls_only_itself(tmp_path):
