@@ -8,6 +8,7 @@ what the supervisor sends, as sshd does, and passes it on at a fixed rate."""
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import threading
 import time
@@ -244,3 +245,35 @@ def test_an_ack_is_never_answered_and_a_bad_one_is(tmp_path):
             assert replies[0]["id"] == 2 and replies[0]["fault"] == "BAD_REQUEST", replies
         finally:
             conn.close()
+
+
+def test_logs_follow_on_a_slow_link_prints_the_newest_lines_and_says_what_it_missed(tmp_path):
+    """``logs -f --host`` over a slow link: the lines it prints are a moment old, not what
+    sshd held for it (a 100 KB/s link held 20 s of them)."""
+    from proctui.frontends.logs import logs
+
+    stamped = ("import sys, time\nwhile True:\n    sys.stdout.write("
+               "f'{time.monotonic():.3f} ' + 'x' * 90 + '\\n')\n")
+    with served(tmp_path, [pyspec("stamped", stamped)]) as (_sup, run_dir):
+        link = SlowLink(run_dir, 100_000)
+        conn = Connection.over(Connection(link.client, where="slow", local=False))
+        out = io.StringIO()
+
+        def follow() -> None:
+            with contextlib.suppress(Exception):  # (its link is closed under it at the end)
+                logs(conn, "stamped", True, 0, out)
+
+        follower = threading.Thread(target=follow, daemon=True)
+        follower.start()
+        try:
+            wait_until(lambda: link.carried > 300_000, timeout=60, what="3 s of the flood")
+            printed = [line for line in out.getvalue().splitlines()
+                       if line.endswith("x" * 90)]
+            lag = time.monotonic() - float(printed[-1].split()[0])
+            assert lag < 2.0, f"the newest line printed is {lag:.1f}s old"
+            assert "lines dropped: this reader fell behind" in out.getvalue()
+            assert link.peak < HELD // 4
+        finally:
+            conn.close()
+            link.close()
+            follower.join(10)

@@ -42,12 +42,16 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         out.flush()
     if not follow:
         return 0
-    conn.send(commands.Watch([name], start={name: page.next}))
+    # With acks: over a slow link it prints the newest lines the link can carry, and
+    # says how many it missed, instead of what sshd held for it, minutes late.
+    conn.send(commands.Watch([name], start={name: page.next}, acks=True))
     seen = conn.views.get(name)
     while True:
         message = conn.event()  # raises NotAnswering when the supervisor falls silent
         if message is None:
             return 0  # the supervisor ended
+        if conn.acknowledge(message):
+            continue
         if message.get("t") == "views":
             conn._views(message)
             now = conn.views.get(name)

@@ -7,7 +7,6 @@ dial, it makes a dropped link again (redial.py says when to try and when not).""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -234,9 +233,7 @@ class RemoteCore:
                 if m.get("q") and self._busy == {name}:
                     self._bell.rearm()  # the burst's end: heard now, not at a planned tick
                 self._busy.discard(name) if m.get("q") else self._busy.add(name)
-        elif kind == "push":  # read up to here: the supervisor may send more (push.py)
-            with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-                self.conn.send(commands.Ack(int(m["k"])))  # (a failed link: the reader hears)
+        elif self.conn.acknowledge(m):  # read up to here: it may send more (push.py)
             return
         elif kind == "views":
             for d in m["views"]:

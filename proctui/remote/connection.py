@@ -195,6 +195,15 @@ class Connection:
     def next_id(self) -> int:
         return next(self._ids)
 
+    def acknowledge(self, message: dict[str, Any]) -> bool:
+        """Is ``message`` the mark that ends a push (to a client that watches with
+        ``acks``)? Then it is acknowledged: everything before it has been read."""
+        if message.get("t") != "push":
+            return False
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            self.send(commands.Ack(int(message["k"])))  # (a failed link: its reader hears)
+        return True
+
     def not_answering(self) -> NotAnswering:
         pid = self.pid or _int(self.hello.get("pid"))
         return NotAnswering(pid, self.heard_wall, self.local, self.where)

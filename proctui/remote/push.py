@@ -45,6 +45,8 @@ class Window:
         self.pace: float | None = None  # bytes a second the link carried, lately
         self.room = asyncio.Event()  # fewer than IN_FLIGHT on the way
         self.room.set()
+        self.idle = asyncio.Event()  # nothing on the way
+        self.idle.set()
         self._on_the_way: deque[tuple[int, float, int]] = deque()  # (k, sent at, bytes)
         self._last_ack = 0.0
         self._next = 1
@@ -54,6 +56,7 @@ class Window:
         it."""
         k, self._next = self._next, self._next + 1
         self._on_the_way.append((k, time.monotonic(), size))
+        self.idle.clear()
         if len(self._on_the_way) >= IN_FLIGHT:
             self.room.clear()
         return k
@@ -80,6 +83,8 @@ class Window:
             self.budget = int(min(self.most, max(LEAST, self.pace * LAG)))
         if len(self._on_the_way) < IN_FLIGHT:
             self.room.set()
+        if not self._on_the_way:
+            self.idle.set()
 
 
 def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,

@@ -76,6 +76,7 @@ class Server:
         self._failed: OSError | None = None  # why it could not start serving
         self._servers: list[asyncio.Server] = []
         self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
+        self._closing = False
         self.healer = heal.Healer(run_dir, self.say)
         self.dispatch = dispatch.Dispatch(core, lambda: self._changed(), reload_from)
 
@@ -120,6 +121,7 @@ class Server:
         healing = asyncio.create_task(self._healing())
         self._ready.set()
         await self._stopped.wait()
+        self._closing = True  # no push is marked for acknowledgement any more
         healing.cancel()
         for server in self._servers:
             server.close()
@@ -177,6 +179,11 @@ class Server:
         with contextlib.suppress(Exception):
             await self._push(c)
             await c.writer.drain()
+            if c.window is not None:
+                # Its acknowledgements read before the connection closes: a socket closed
+                # with unread bytes resets the client's end, and it took the reset for a
+                # link that failed (not the goodbye) and dialled again.
+                await c.window.idle.wait()
 
     # -- one client -----------------------------------------------------------------------
 
@@ -329,7 +336,7 @@ class Server:
         push.output(c, core.buffer, BATCH if window is None else window.budget, write)
         if c.busy:
             c.news.set()  # a push to come, even with no news: to say when output stopped
-        if window is not None and written:
+        if window is not None and written and not self._closing:
             w.write(wire.dumps({"t": "push", "k": window.pushed(written)}))
 
     def _state(self) -> dict[str, Any]:
