@@ -1,11 +1,13 @@
 """The tree walk's pace at start-up: the first walk waits while the process is still
 starting (the console loading Textual), at most ``STARTING`` seconds, and never while a
-stop is under way. Real event loop, real /proc; the constants shortened."""
+stop is under way. Real event loop, real /proc; the constants shortened, and the
+start-up's state a flag of the test's own: ``startup.pause`` and ``resume`` would turn
+the test worker's collector off and freeze its heap under every later test (an
+unfreeze to undo it hands a later full collection the whole heap, 35 ms or more)."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
 from types import SimpleNamespace
 
 import pytest
@@ -16,15 +18,17 @@ from proctui.core.os.housekeeping import Housekeeping
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 
+STARTING_UP = {"now": False}
+
 
 @pytest.fixture(autouse=True)
 def quick(monkeypatch):
     monkeypatch.setattr(housekeeping, "EVERY", 0.05)
     monkeypatch.setattr(housekeeping, "STARTING", 1.0)
     monkeypatch.setattr(housekeeping, "STARTING_LOOK", 0.02)
+    monkeypatch.setattr(startup, "paused", lambda: STARTING_UP["now"])
     yield
-    startup.resume()
-    gc.unfreeze()  # resume froze the test process's heap: give it back to the collector
+    STARTING_UP["now"] = False
 
 
 def _run(stopping: bool = False) -> SimpleNamespace:
@@ -52,16 +56,14 @@ def first_walk(paused: bool, resume_after: float | None = None,
         began = loop.time()
         keeper.schedule()
         if resume_after is not None:
-            loop.call_later(resume_after, startup.resume)
+            loop.call_later(resume_after, STARTING_UP.update, {"now": False})
         try:
             await asyncio.wait_for(walked.wait(), 30)
         finally:
             keeper.close()
         return at[0] - began
 
-    if paused:
-        startup.pause()
-    assert startup.paused() is paused
+    STARTING_UP["now"] = paused
     return asyncio.run(go())
 
 
