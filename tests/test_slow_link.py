@@ -24,7 +24,7 @@ from proctui.core.supervisor import Supervisor
 from proctui.protocol import commands, wire
 from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.connection import NotAnswering, connect_socket
-from proctui.remote.push import FIRST, LAG, LEAST, Window
+from proctui.remote.push import FIRST, LAG, LEAST, Window, fitting
 from proctui.remote.server import Server
 from tests.children import POLITE
 from tests.conftest import pyspec, wait_until
@@ -46,13 +46,14 @@ class SlowLink:
         self.carried = 0
         self._cond = threading.Condition()
         self._closed = False
+        self._ended = False  # the supervisor closed its end
         self._threads = [threading.Thread(target=t, daemon=True) for t in (
             self._from_supervisor, self._to_client, self._from_client)]
         for t in self._threads:
             t.start()
 
     def _from_supervisor(self) -> None:
-        with contextlib.suppress(OSError):
+        try:
             while True:
                 with self._cond:
                     self._cond.wait_for(lambda: len(self.held) < HELD or self._closed)
@@ -65,14 +66,23 @@ class SlowLink:
                     self.held += data
                     self.peak = max(self.peak, len(self.held))
                     self._cond.notify_all()
+        except OSError:
+            pass
+        finally:  # its goodbye (or a reset): passed on once what is held is
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
 
     def _to_client(self) -> None:
         tick = 0.01  # the link's pace: rate * tick bytes each tick
         with contextlib.suppress(OSError):
             while True:
                 with self._cond:
-                    self._cond.wait_for(lambda: self.held or self._closed)
+                    self._cond.wait_for(lambda: self.held or self._closed or self._ended)
                     if self._closed:
+                        return
+                    if not self.held:
+                        self._ours.shutdown(socket.SHUT_WR)
                         return
                     chunk = bytes(self.held[:int(self.rate * tick)])
                     del self.held[:len(chunk)]
@@ -277,3 +287,83 @@ def test_logs_follow_on_a_slow_link_prints_the_newest_lines_and_says_what_it_mis
             conn.close()
             link.close()
             follower.join(10)
+
+
+@pytest.mark.parametrize("rate", [None, 20_000])
+def test_the_end_of_a_burst_reaches_a_console_when_the_supervisor_ends_at_once(tmp_path, rate):
+    """The process writes a burst and exits; the supervisor closes as soon as everything
+    has ended. A console on this machine gets every line; one on a slow link the newest
+    (the burst's end), told how many it was not shown; both a clean goodbye."""
+    code = ("import sys, time\ntime.sleep(1.5)\nfor i in range(3000):\n"
+            "    sys.stdout.write(f'line {i} ' + 'x' * 90 + '\\n')\nprint('THE END')\n")
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.open()
+    sup = Supervisor([pyspec("burst", code)], run_dir=run_dir, interactive=False)
+    sup.start()
+    server = Server(sup, run_dir)
+    server.start()
+    link = None if rate is None else SlowLink(run_dir.path, rate)
+    conn = Connection.open(run_dir.path) if link is None else \
+        Connection.over(Connection(link.client, where="slow", local=False))
+    core = RemoteCore(conn)
+    try:
+        wait_until(sup.all_ended, timeout=30, what="the burst's end")
+        began = time.monotonic()
+        server.close()
+        assert time.monotonic() - began < 3.0
+        wait_until(lambda: core.gone is not None, timeout=30, what="the goodbye")
+        assert core.not_answering is None and core.link is None, core.gone
+        lines = core.buffer("burst").read(0).lines
+        assert "THE END" in lines[-3:], lines[-3:]
+        if rate is None:
+            assert core.dropped == 0 and sum(x.startswith("line ") for x in lines) == 3000
+        else:
+            assert core.dropped > 0
+    finally:
+        core.close()
+        if link is not None:
+            link.close()
+        server.close()
+        sup.close()
+        run_dir.close()
+
+
+def test_a_quiet_process_beside_a_flood_is_not_left_behind_on_a_slow_link(tmp_path):
+    ticker = ("import sys, time\nwhile True:\n    print(f'{time.monotonic():.3f} tick', "
+              "flush=True)\n    time.sleep(0.01)\n")
+    specs = [pyspec("flood", FLOOD), pyspec("ticker", ticker)]
+    with served(tmp_path, specs) as (_sup, run_dir):
+        link = SlowLink(run_dir, 50_000)
+        core = RemoteCore(Connection.over(Connection(link.client, where="slow",
+                                                     local=False)))
+        try:
+            wait_until(lambda: link.carried > 5 * 50_000, timeout=60, what="5 s of the link")
+            ticks = [x for x in core.buffer("ticker").read(0).lines if x.endswith(" tick")]
+            lag = time.monotonic() - float(ticks[-1].split()[0])
+            assert lag < 1.5, f"the ticker's pane is {lag:.1f}s behind"
+        finally:
+            core.close()
+            link.close()
+
+
+def test_a_push_is_sized_in_bytes_not_characters():
+    for text in ("x" * 100, "日本語" * 33, "🙂" * 50, "\x1b[31mred\x1b[0m" * 8):
+        lines = [text] * 200
+        for newest in (False, True):
+            keep = fitting(lines, 4096, newest)
+            on_the_wire = len(wire.dumps({"l": lines[keep]}))
+            assert 2048 < on_the_wire <= 4096 + 200, (text[:10], on_the_wire)
+
+
+def test_watching_again_without_acks_stops_the_marks(tmp_path):
+    with served(tmp_path) as (_sup, run_dir):
+        conn = Connection.open(run_dir)
+        try:
+            conn.send(commands.Watch("all", acks=True))
+            assert [m["k"] for m in heard(conn, 1.0) if m.get("t") == "push"] == [1, 2]
+            conn.send(commands.Watch("all"))
+            after = heard(conn, 1.0)
+            assert not [m for m in after if m.get("t") == "push"]
+            assert len([m for m in after if m.get("t") == "out"]) > 3  # it goes on
+        finally:
+            conn.close()

@@ -42,8 +42,9 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         out.flush()
     if not follow:
         return 0
-    # With acks: over a slow link it prints the newest lines the link can carry, and
-    # says how many it missed, instead of what sshd held for it, minutes late.
+    # With acks: over a slow link it prints the lines as the link carries them and,
+    # once it is more than two seconds of the link behind, the newest, saying how many
+    # it missed (remote/push.py); not what sshd held for it, minutes late.
     conn.send(commands.Watch([name], start={name: page.next}, acks=True))
     seen = conn.views.get(name)
     while True:

@@ -46,8 +46,9 @@ class Ack(Simple):
     """A client that watches with ``acks`` has read every push up to the one that ended
     with ``{"t": "push", "k": K}``.
 
-    Wire: {"op": "ack", "k": K}; never answered (one comes with every push: over a slow
-    link a reply to each would take its share of the bytes)."""
+    Wire: {"op": "ack", "k": K}; a well-formed one is never answered (one comes with
+    every push: over a slow link a reply to each would take its share of the bytes), a
+    malformed one gets its fault."""
 
     op = "ack"
     k: int

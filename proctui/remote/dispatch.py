@@ -137,7 +137,11 @@ class Dispatch:
                 # (beyond the end, it would be sent an empty message on every change)
                 start = min(max(0, request.start[name]), mark.total)
             c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
-        if request.acks and c.window is None:
+        if not request.acks:
+            if c.window is not None:  # said again without: it no longer acknowledges
+                c.window.room.set()  # (a push waiting for room goes on)
+            c.window = None
+        elif c.window is None:
             c.window = Window()
         c.news.set()
         return Done()

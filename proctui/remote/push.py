@@ -6,14 +6,19 @@ them) and wait in sshd's channel window, up to 2 MB, ahead of everything pushed 
 them: at 100 KB/s a stop ran 27 s before an attached console showed it. A client that
 acknowledges (``watch`` with ``acks``: each push ends with ``{"t": "push", "k": K}``, and
 it answers ``{"op": "ack", "k": K}``) has at most IN_FLIGHT pushes unacknowledged, and
-the output of each is what the link carries in LAG, at the pace the acknowledgements
-show. Views, state and countdowns then wait behind about two LAGs and a round trip. A
-client that never acknowledges stalls only its own pushes.
+the output of each is what the link carries in LAG (in bytes on the wire: UTF-8 and JSON
+escapes counted), at the pace the acknowledgements show. Views, state and countdowns
+then wait behind about two LAGs and a round trip; a process more than CATCH_UP of the
+link behind gets its newest lines, the rest counted as not shown; each push begins with
+the next process in turn. A client that never acknowledges stalls only its own pushes.
+At the close, the last pushes are paced the same way for a second at most, and the last
+of them carries the newest lines of whatever the client is still behind on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import deque
 from collections.abc import Callable
@@ -31,6 +36,8 @@ LAG = 0.25  # seconds of the link's bytes one push may carry
 LEAST = 4 << 10  # bytes of output a push may always carry
 FIRST = 8 << 10  # ... and carries before the link's pace is known
 LINE_COST = 4  # bytes a line costs on the wire besides its text (quotes, comma, stream)
+ESCAPED = 6  # the most bytes one character can take on the wire (a control character)
+CATCH_UP = 2.0  # seconds of the link's pace a process may be behind before it jumps
 
 
 class Window:
@@ -86,14 +93,28 @@ class Window:
         if not self._on_the_way:
             self.idle.set()
 
+    def far(self, seconds: float = CATCH_UP) -> float | None:
+        """Bytes of a process's output this client may be behind before it is given the
+        newest lines instead: ``seconds`` of the link (None: its pace is not known yet,
+        and only the scrollback's end makes it jump; 0: whenever it is behind)."""
+        if seconds <= 0:
+            return 0.0
+        return None if self.pace is None else self.pace * seconds
+
 
 def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
-           write: Callable[[bytes], object]) -> None:
+           write: Callable[[bytes], object], far: float | None = None) -> None:
     """Write the output ``c`` has not had, of every process it watches, within ``budget``
     bytes (a line at least, of each process it reaches); ``c.news`` is set when more is
-    left for the next push."""
+    left for the next push. A process more than ``far`` bytes behind gets its newest
+    lines, the others counted as not shown. Each push begins with the next process in
+    turn: a flood first in every push left a quiet process's pane seconds behind."""
+    names = list(c.sent)
+    turn = c.turn % len(names) if names else 0
+    c.turn += 1
     size = 0
-    for name, start in c.sent.items():
+    for name in names[turn:] + names[:turn]:
+        start = c.sent[name]
         buf = buffer(name)
         mark = buf.mark()  # one instant, under the buffer's lock
         quiet = time.monotonic() - buf.appended_at >= QUIET_AFTER
@@ -112,6 +133,12 @@ def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
             # ms) later, and an attached console drew it a tick (100 ms) after that.
             first = max(first, mark.total - LINES_PER_PUSH)
         got = buf.read(first, LINES_PER_PUSH)
+        if not behind and far is not None and got.lines and \
+                cost(got.lines) * (mark.total - first) / len(got.lines) > far:
+            # Further behind than the link carries in a moment: on a slow link it would
+            # never catch up, so it is behind all the same.
+            behind = True
+            got = buf.read(max(first, mark.total - LINES_PER_PUSH), LINES_PER_PUSH)
         keep = fitting(got.lines, budget - size, newest=behind)
         lines, begin = got.lines[keep], got.first + keep.start
         cut = keep.stop < len(got.lines)  # lines left for the next push
@@ -141,13 +168,31 @@ def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
 def fitting(lines: list[str], room: int, newest: bool = False) -> slice:
     """The lines that fit in ``room`` bytes, one at least: the first of them, or the
     newest (the last)."""
-    if sum(map(len, lines)) + LINE_COST * len(lines) <= room:
+    if ESCAPED * sum(map(len, lines)) + LINE_COST * len(lines) <= room:
         return slice(0, len(lines))
     used = count = 0
     for line in (reversed(lines) if newest else lines):
-        used += len(line) + LINE_COST
+        used += line_cost(line)
         if used > room and count:
             break
         count += 1
     return slice(len(lines) - count, len(lines)) if newest else slice(0, count)
+
+
+def cost(lines: list[str]) -> int:
+    """Bytes ``lines`` take in a message."""
+    return sum(map(line_cost, lines))
+
+
+def line_cost(line: str) -> int:
+    """Bytes ``line`` takes in a message: a character of plain ASCII is a byte, others up
+    to four (UTF-8), an escape character six (as ``\\u001b``)."""
+    if line.isascii() and "\x1b" not in line:
+        return len(line) + LINE_COST
+    return len(json.dumps(line, ensure_ascii=False).encode("utf-8", "backslashreplace")) + 2
+
+
+def caught_up(c: Client, buffer: Callable[[str], OutputBuffer]) -> bool:
+    """Has ``c`` every line of every process it watches?"""
+    return all(c.has_all(name, buffer(name).mark()) for name in c.sent)
 

@@ -50,6 +50,9 @@ PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
 BATCH = push.BATCH
 QUIET_AFTER = push.QUIET_AFTER
+LAST_PUSHES = 20  # at the close, at most (an abandoned process may write on)
+LAST_PUSHING = 1.0  # seconds the close pushes to one client, at most
+ACKS_AT_CLOSE = 0.5  # seconds the close then waits for a client's acknowledgements
 MAX_CLIENTS = slots.MAX_CLIENTS
 REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one uid
 
@@ -121,7 +124,7 @@ class Server:
         healing = asyncio.create_task(self._healing())
         self._ready.set()
         await self._stopped.wait()
-        self._closing = True  # no push is marked for acknowledgement any more
+        self._closing = True  # the pushers stop: the flushes below push the last
         healing.cancel()
         for server in self._servers:
             server.close()
@@ -176,14 +179,29 @@ class Server:
             c.news.set()
 
     async def _flush(self, c: Client) -> None:
+        """The last news before the connection ends, with the output the client has not
+        had (on a slow link, what it carries in a moment: the rest would hold up its
+        goodbye), written out whole, and its acknowledgements read, before the
+        connection closes."""
         with contextlib.suppress(Exception):
-            await self._push(c)
-            await c.writer.drain()
+            c.writer.transport.set_write_buffer_limits(high=0)  # drain: until all is out
+            until, pushes = time.monotonic() + LAST_PUSHING, 0
+            while True:
+                pushes += 1
+                last = time.monotonic() >= until or pushes == LAST_PUSHES
+                if c.window is not None and not last:
+                    with contextlib.suppress(TimeoutError):  # paced by the link, as ever
+                        await asyncio.wait_for(c.window.room.wait(), until - time.monotonic())
+                    last = not c.window.room.is_set()
+                # The last one: the newest lines of whatever it is still behind on.
+                await self._push(c, far=0.0 if last else LAST_PUSHING / 2)
+                await c.writer.drain()
+                if last or push.caught_up(c, self.core.buffer):
+                    break
             if c.window is not None:
-                # Its acknowledgements read before the connection closes: a socket closed
-                # with unread bytes resets the client's end, and it took the reset for a
-                # link that failed (not the goodbye) and dialled again.
-                await c.window.idle.wait()
+                # A socket closed with unread bytes resets the client's end, and it took
+                # the reset for a link that failed (not the goodbye) and dialled again.
+                await asyncio.wait_for(c.window.idle.wait(), ACKS_AT_CLOSE)
 
     # -- one client -----------------------------------------------------------------------
 
@@ -267,8 +285,9 @@ class Server:
                 await slots.refuse(c.writer, "not a JSON object", reader)
                 return
             answer = await self.dispatch(c, message)
-            if answer is None:
-                continue  # an acknowledgement: nothing to answer
+            if answer is None:  # an acknowledgement: nothing to answer, nothing to wait for
+                await asyncio.sleep(0)  # (a flood of them must let the other clients in)
+                continue
             c.writer.write(wire.dumps(encode_reply(answer, dispatch.reply_id(message))))
             if c.writer.transport.get_write_buffer_size() > pages.MAX_QUEUED:
                 return  # asks and never reads: its bytes are not ours to hold
@@ -279,10 +298,13 @@ class Server:
 
     async def _pushing(self, c: Client) -> None:
         with contextlib.suppress(ConnectionError, OSError):
-            while True:
+            while not self._closing:
                 await c.news.wait()
-                if c.window is not None:
-                    await c.window.room.wait()  # (a client that never acknowledges: here)
+                if self._closing:
+                    return
+                if c.window is not None and not c.window.room.is_set():
+                    c.stalled = time.monotonic()  # (one that never acknowledges: here)
+                    await c.window.room.wait()
                 c.news.clear()
                 await self._push(c)
                 c.stalled = time.monotonic()
@@ -313,8 +335,9 @@ class Server:
                 await self._push(c)
         await asyncio.sleep(max(0.0, until - time.monotonic()))
 
-    async def _push(self, c: Client) -> None:
-        """Everything that changed since this client's last push."""
+    async def _push(self, c: Client, far: float = push.CATCH_UP) -> None:
+        """Everything that changed since this client's last push (output more than
+        ``far`` seconds of its link behind: the newest lines, see push.output)."""
         core, w, window = self.core, c.writer, c.window
         written = 0
 
@@ -333,10 +356,11 @@ class Server:
         if state != c.state:
             c.state = state
             write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
-        push.output(c, core.buffer, BATCH if window is None else window.budget, write)
+        push.output(c, core.buffer, BATCH if window is None else window.budget, write,
+                    far=None if window is None else window.far(far))
         if c.busy:
             c.news.set()  # a push to come, even with no news: to say when output stopped
-        if window is not None and written and not self._closing:
+        if window is not None and written:
             w.write(wire.dumps({"t": "push", "k": window.pushed(written)}))
 
     def _state(self) -> dict[str, Any]:

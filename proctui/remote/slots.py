@@ -45,6 +45,7 @@ class Client:
     stalled: float | None = None  # since when its news waits for it to read
     opened: float = field(default_factory=time.monotonic)
     window: Window | None = None  # the pushes on the way, when it acknowledges them
+    turn: int = 0  # whose output the next push begins with (push.output)
 
     def has_all(self, name: str, mark: Mark) -> bool:
         """Was it sent all of ``name``'s output up to ``mark`` (its buffer's Mark)?"""
