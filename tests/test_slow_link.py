@@ -367,3 +367,34 @@ def test_watching_again_without_acks_stops_the_marks(tmp_path):
             assert len([m for m in after if m.get("t") == "out"]) > 3  # it goes on
         finally:
             conn.close()
+
+
+def test_a_long_answer_arriving_slowly_is_an_answer_and_silence_is_not():
+    """A page of ``logs`` (256 KiB) takes 13 s at 20 KB/s: a connection that waits 1 s
+    for an answer hears one arriving, and still gives up on silence."""
+    ours, theirs = socket.socketpair()
+    conn = Connection(ours, where="slow", local=False, timeout=1.0)
+
+    def answer_slowly() -> None:
+        request = wire.loads(theirs.recv(1 << 16).split(b"\n")[0])
+        reply = wire.dumps({"t": "reply", "id": request["id"], "ok": True,
+                            "text": "x" * 60_000})
+        for i in range(0, len(reply), 2_000):  # 3 s in all, never 1 s of silence
+            theirs.sendall(reply[i:i + 2_000])
+            time.sleep(0.1)
+
+    speaker = threading.Thread(target=answer_slowly, daemon=True)
+    speaker.start()
+    try:
+        began = time.monotonic()
+        done = conn.call(commands.Ping())
+        assert done.ok and len(done.text) == 60_000
+        assert time.monotonic() - began > 2.0
+        speaker.join(10)
+        began = time.monotonic()
+        with pytest.raises(NotAnswering):
+            conn.call(commands.Ping())  # nobody answers now
+        assert time.monotonic() - began < 3.0
+    finally:
+        conn.close()
+        theirs.close()

@@ -33,6 +33,7 @@ GONE = "the supervisor has gone away"
 ANSWER_TIMEOUT = 10.0
 STOPPED_LOOK = 0.5  # seconds between two looks at whether a silent supervisor is stopped
 MAX_MESSAGE = 64 << 20  # bytes in one message from the supervisor (a views of thousands)
+LONGEST = 30  # times the wait for a message that keeps arriving, at most
 _SECONDS = re.compile(r"[0-9]{1,4}(\.[0-9]{1,3})?")
 
 
@@ -262,6 +263,12 @@ class Connection:
         return min(best, time.monotonic() - now)
 
     def _line(self, deadline: float) -> bytes | None:
+        """The next line, waiting until ``deadline``, and after each piece of it that
+        arrives as long again (up to LONGEST times): a long answer on a slow link is a
+        supervisor answering, not silence (a 256 KiB page of ``logs`` takes 13 s at 20
+        KB/s, and was taken for a supervisor that stopped)."""
+        span = deadline - time.monotonic()
+        latest = time.monotonic() + LONGEST * span
         while True:
             end = self._buf.find(b"\n", self._scanned)
             if end >= 0:
@@ -282,6 +289,7 @@ class Connection:
             self._buf += chunk
             self.heard = time.monotonic()
             self.heard_wall = time.time()
+            deadline = min(max(deadline, self.heard + span), latest)
 
     def call(self, request: commands.Request[A]) -> A:
         """Send a request and wait (at most this connection's timeout) for its reply,
