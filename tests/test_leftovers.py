@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from proctui.core.life.outcome import OutcomeKind
-from proctui.core.os.procfs import boot_id, read_cmdline, read_stat
+from proctui.core.os.procfs import boot_id, read_cmdline, read_stat, scan_all
 from proctui.core.store.pidfile import PidRecord
 from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
 
@@ -72,6 +72,10 @@ def test_the_rest_of_a_group_whose_leader_died_is_recovered_not_doubled(tmp_path
             member = members[0][0]
         return bool(members)
 
+    # Not before the shell has started the member: killed sooner, it has no group left
+    # (CI once killed it first and waited 30 s for a PID file rightly removed).
+    wait_until(lambda: any(st.pgid == leader and st.pid != leader and st.live
+                           for st in scan_all().stats.values()), what="the member")
     os.kill(leader, signal.SIGKILL)  # the leader dies; its group does not
     wait_until(member_recorded, what="the survivor to be recorded in the PID file")
     assert alive(member) and read_stat(member).pgid == leader
