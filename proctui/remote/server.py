@@ -298,10 +298,10 @@ class Server:
 
     async def _pushing(self, c: Client) -> None:
         with contextlib.suppress(ConnectionError, OSError):
-            while not self._closing:
+            while True:
                 await c.news.wait()
                 if self._closing:
-                    return
+                    return  # the flush pushes the last
                 if c.window is not None and not c.window.room.is_set():
                     c.stalled = time.monotonic()  # (one that never acknowledges: here)
                     await c.window.room.wait()
