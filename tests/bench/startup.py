@@ -16,6 +16,9 @@ only Python and a POSIX shell, so it runs unchanged inside an emulated riscv64 r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,17 +54,21 @@ class Bare(App):
         yield Static("bare first frame")
 Bare().run()
 """
-# The same app while the same children start beside it (launched by it through
-# /bin/sh -c, as proctui launches them, but in the terminal's process group, so that its
-# end ends them; proctui gives each a group of its own): what the
-# children's own start-up costs a first frame when they compete for the cores. Under
-# emulation, with two cores, it is most of the difference between the wall and CPU
-# ratios; it is not proctui's work.
+# The same app while the same children start beside it, launched as proctui launches
+# them: through /bin/sh -c, each in a session of its own (on Linux a session is a
+# scheduling group of its own too, so a child in the app's session would compete for the
+# cores differently). What the children's own start-up costs a first frame when they
+# compete for the cores: under emulation, with two cores, most of the difference between
+# the wall and CPU ratios, and not proctui's work. Their PIDs go to the file named first,
+# for ``frame`` to end them (outside the terminal's group, its end does not).
 BARE_WITH_CHILDREN = """
 import subprocess, sys
-for command in sys.argv[1:]:
-    subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(sys.argv[1], "w") as pids:
+    for command in sys.argv[2:]:
+        child = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+        pids.write(f"{child.pid}\\n")
 """ + BARE
 SIZE = {"width": 120, "height": 30}
 
@@ -80,8 +87,9 @@ def measure(proctui: list[str], runs: int, work: Path,
         out["bare_textual_first_frame"].append(wall)
         out["bare_textual_first_frame_cpu"].append(cpu)
         commands = [c.split("=", 1)[1] for c in children(work / f"startup-b{i}.txt", count)]
-        wall, cpu = frame([sys.executable, "-c", BARE_WITH_CHILDREN, *commands],
-                          b"bare first frame")
+        pids = work / f"startup-b{i}.pids"
+        wall, cpu = frame([sys.executable, "-c", BARE_WITH_CHILDREN, str(pids), *commands],
+                          b"bare first frame", pids)
         out["bare_with_children_first_frame"].append(wall)
         out["bare_with_children_first_frame_cpu"].append(cpu)
 
@@ -122,14 +130,27 @@ def measure(proctui: list[str], runs: int, work: Path,
     return out
 
 
-def frame(argv: list[str], text: bytes) -> tuple[float, float]:
+def frame(argv: list[str], text: bytes, pids: Path | None = None) -> tuple[float, float]:
     """The wall and CPU time until ``text`` is on a terminal running ``argv``; the
-    terminal is ended (with its process group) whatever happens."""
+    terminal is ended (with its process group) whatever happens, and so are the children
+    whose PIDs the command wrote to ``pids``."""
     term = OnPty(argv, **SIZE, watch=(text,))
     try:
         return term.arrival(text)
     finally:
         term.stop()
+        if pids is not None:
+            end_children(pids)
+
+
+def end_children(pids: Path) -> None:
+    """Kill the children a bare app started, by the PIDs it wrote: each a shell that
+    execs a sleep, still its PID (and still our child's child: nobody else's)."""
+    if not pids.exists():
+        return
+    for word in pids.read_text().split():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(word), signal.SIGKILL)
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -151,7 +172,6 @@ def compiled() -> None:
     """Run from source as an installed wheel runs: from bytecode. Without it (and with
     PYTHONDONTWRITEBYTECODE set) every start compiles every module again."""
     import compileall
-    import os
 
     compileall.compile_dir(str(Path(__file__).resolve().parents[2] / "proctui"), quiet=1)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
