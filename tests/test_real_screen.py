@@ -686,6 +686,53 @@ def test_an_attached_console_shows_a_shutdown_begun_elsewhere(installed, tmp_pat
             down.wait(timeout=60)
 
 
+def test_an_attached_console_stopping_25_keeps_its_key_bar_on_a_small_screen(installed,
+                                                                             tmp_path):
+    """Attached (one more line: "attached to supervisor ...") and stopping 25 processes:
+    at 60x15 the quit panel pushed the key bar off the screen, which then scrolled (a
+    scrollbar at its right edge); the same after shrinking from 80x24 mid-stop."""
+    import re
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    subprocess.run([proctui, "up", "--run-dir", run_dir, "--stop-timeout", "60",
+                    *[f"p{i}=trap '' TERM; while :; do sleep 0.2; done" for i in range(1, 26)]],
+                   check=True, capture_output=True, timeout=60)
+    # (No COLUMNS and LINES: Textual would take them over the terminal's new size.)
+    screen = Screen([proctui, "attach", "--run-dir", run_dir], tmp_path, 24, 80,
+                    env={"COLUMNS": "", "LINES": ""})
+
+    def fits(lines: list[str]) -> bool:
+        more = [i for i, line in enumerate(lines) if re.search(r"\+\d+ more: p", line)]
+        return bool(more) and "? Help" in lines[-1] and "Kill all" in lines[-1] and \
+            more[-1] == len(lines) - 2 and not any(line.rstrip().endswith("▇")
+                                                    for line in lines)
+
+    try:
+        screen.wait(lambda lines: "attached to supervisor" in "\n".join(lines) and
+                    "running" in "\n".join(lines), what="the attached console")
+        screen.press(b"q")
+        screen.wait_text("Stop everything")
+        screen.press(b"S")
+        screen.wait(fits, what="the panel's +N more just above the key bar at 80x24")
+        screen.resize(15, 60)
+        screen.wait(fits, what="the same at 60x15, the key bar still the last row")
+        screen.settle()
+        assert fits(screen.lines()), "\n".join(screen.lines())
+        screen.press(b"q")
+        screen.wait_text("Kill all now?")
+        screen.press(b"y")  # the supervisor ends, and the console with it
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+        # Whatever failed: every process killed, then the supervisor ended.
+        subprocess.run([proctui, "kill", "--run-dir", run_dir,
+                        *[f"p{i}" for i in range(1, 26)]], capture_output=True, timeout=60)
+        subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                       timeout=60)
+
+
 @pytest.mark.parametrize(("rows", "columns"), SIZES[1:], ids=["80x24", "60x15"])
 def test_the_question_keeps_each_key_beside_its_word(installed, tmp_path, rows, columns):
     """The question's hint wrapped as text: "... · a" ended a line and "abandon" began

@@ -36,7 +36,17 @@ class ShutdownPanel(Widget):
         self.now = now
 
     def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
-        return len(self.views) + 1
+        # As many rows as the screen has room for beside the rows around it (and a pane's
+        # header): "max-height: 50%" alone let an attached console's extra line push the
+        # key bar off a 60x15 screen, which then scrolled.
+        wanted = len(self.views) + 1
+        parent = self.parent
+        if not isinstance(parent, Widget):
+            return wanted
+        others = sum(w.outer_size.height for w in parent.children
+                     if w is not self and w.display and w.id != "panes")
+        room = container.height - others - 1  # (the container: the screen less our border)
+        return max(1, min(wanted, room))
 
     def render(self) -> Text:
         text = Text()
