@@ -788,3 +788,28 @@ def test_search_matches_follow_a_mirror_that_renumbered_its_lines():
     s._more_matches()
     found = [buf.read(n, 1).lines[0] for n in s._matches]
     assert found == ["line 2 needle", "line 6 needle", "line 12 needle"], found
+
+
+def test_an_extended_countdown_keeps_its_bar_and_says_who_extended_it():
+    """db extends its own deadline (EXTEND_TIMEOUT_USEC): the words grew (", by the
+    process", which read as if the process would send the SIGKILL) and pushed the bar out
+    at 80 columns. The bar may displace the extra words, never "SIGKILL in 5.8s"."""
+    from proctui.frontends.console.render import countdown_text
+    from proctui.frontends.words import countdown
+    from tests.fake_core import NOW, view
+
+    v = view("db", Phase.STOPPING, stop_requested_at=NOW - 4.2, deadline=NOW + 5.8,
+             window_start=NOW - 1, extended_by_process=True, status="flushing WAL 3/7")
+    cd = countdown(v, NOW)
+    assert cd is not None
+    assert "SIGKILL in 5.8s, extended by the process" in cd.text
+    assert not any(", by the process" in form for form in (cd.text, *cd.forms))
+    for room in range(20, 100):
+        shown = countdown_text(cd, room, short=True).plain
+        assert len(shown) <= room
+        words = shown.rstrip(" █░")
+        if len("flushing WAL 3/7 · SIGKILL in 5.8s") + 8 <= room:
+            # Words and a bar both, whatever the room: the bar never vanishes here.
+            assert "SIGKILL in 5.8s" in words and shown != words, (room, shown)
+        if len("flushing WAL 3/7 · SIGKILL in 5.8s, extended by the process") + 8 <= room:
+            assert words.endswith("extended by the process"), (room, shown)

@@ -66,8 +66,8 @@ class Countdown:
     short: str  # "SIGKILL in 5.8s", for narrow places
     fraction: float | None  # of the current wait still left; None: no deadline
     # For the console: ever shorter forms that keep the process's STATUS beside the
-    # countdown ("flushing WAL 4/7 · SIGKILL in 5.7s, by the process", ... "flushing WAL
-    # 4/7 · 5.7s"); the countdown words shrink before the STATUS is dropped.
+    # countdown ("flushing WAL 4/7 · SIGKILL in 5.7s, extended by the process", ...
+    # "flushing WAL 4/7 · 5.7s"); the countdown words shrink before the STATUS is dropped.
     forms: tuple[str, ...] = ()
     status: str = ""
     least: str = ""  # the tersest countdown, to stand beside a STATUS cut short
@@ -116,14 +116,13 @@ def countdown(view: ProcessView, now: float) -> Countdown | None:
                          forms("no deadline"), said, "no deadline")
     left = max(0.0, deadline - now)
     total = max(deadline - (start or since), 1e-9)
-    by = " (extended by the process)" if view.extended_by_process else ""
     action = action_words(view)
-    short = f"{action} in {seconds(left)}{', by the process' if by else ''}"
-    return Countdown(f"{ago}{status} · {action} in {seconds(left)}{by}", short,
-                     left / total,
-                     forms(short, *([f"{action} in {seconds(left)}, extended"] if by else []),
-                           f"{action} in {seconds(left)}", seconds(left)),
-                     said, seconds(left))
+    short = f"{action} in {seconds(left)}"
+    # "SIGKILL in 5.8s, by the process" read as if the process would send the SIGKILL.
+    by = (f"{short}, extended by the process", f"{short}, extended") \
+        if view.extended_by_process else ()
+    return Countdown(f"{ago}{status} · {by[0] if by else short}", short, left / total,
+                     forms(*by, short, seconds(left)), said, seconds(left))
 
 
 def running_words(view: ProcessView, now: float) -> str:

@@ -143,13 +143,28 @@ def cut_words(text: Text, room: int) -> Text:
     return kept
 
 
+BAR_LEAST = 8  # columns a countdown's bar needs (a space and seven cells) to be read
+
+
 def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
     """The countdown's words with a bar that empties toward the deadline: the fullest form
-    that fits ``room`` (``short``: never the form that says when the stop signal went),
-    so that a STATUS stays beside the countdown while its words shrink."""
+    that fits ``room`` beside the bar, else the fullest that fits alone (``short``: never
+    the form that says when the stop signal went), so that a STATUS stays beside the
+    countdown while its words shrink, and the bar does not vanish when they grow (a
+    deadline extended by the process, at 80 columns)."""
     forms = (*(() if short else (cd.text,)), *(cd.forms or (cd.short,)))
     with_status = [form for form in forms if cd.status and cd.status in form]
-    words = next((form for form in with_status if cell_len(form) <= room), None)
+    beside = BAR_LEAST if cd.fraction is not None else 0
+
+    def fullest(candidates: list[str] | tuple[str, ...]) -> str | None:
+        # The bar may displace words beyond the countdown's own ("sent 4.2s ago",
+        # "extended by the process"), never those ("SIGKILL in 5.8s" before "5.8s ▇▇▇").
+        barred = (form for form in candidates if cd.short in form and
+                  cell_len(form) + beside <= room)
+        return next(barred, None) or next(
+            (form for form in candidates if cell_len(form) <= room), None)
+
+    words = fullest(with_status)
     tail = f" · {cd.least}"
     if words is None and with_status and room - cell_len(tail) >= 8:
         # Not even the tersest form fits: the STATUS is cut (after a word), not dropped.
@@ -158,6 +173,16 @@ def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
         text.append(tail)
         text.stylize("yellow")
         return fit(text, room)
+    if words is None:
+        words = fullest(forms)
+    words = words if words is not None else (cd.short if short else cd.text)
+    text = Text(words, style="yellow")
+    if cd.fraction is not None and room - cell_len(words) >= BAR_LEAST:
+        width = min(20, room - cell_len(words) - 1)
+        style = "red" if cd.fraction < 0.25 else "yellow"
+        text.append(" ")
+        text.append(bar(cd.fraction, width), style=style)
+    return fit(text, room)
     if words is None:
         words = next((form for form in forms if cell_len(form) <= room), None)
     words = words if words is not None else (cd.short if short else cd.text)
