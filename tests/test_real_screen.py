@@ -558,12 +558,16 @@ def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_pa
 
 def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp_path):
     """d, z, s under a question (the key bar below still shows them) did nothing and said
-    nothing: each now says the question comes first, and still nothing is done."""
+    nothing: each now says the question comes first, and still nothing is done. The key
+    bar offers the question's keys while it is open (it offered "q Kill all", refused)."""
     screen = asking(installed, tmp_path, 30, 120)
     try:
         screen.wait_text("running")
         screen.press(b"s")
         screen.wait_text("kill now")  # armed
+        screen.wait(lambda lines: "K Kill" in lines[-1] and "Esc Later" in lines[-1] and
+                    "Kill all" not in lines[-1] and "z Layout" not in lines[-1],
+                    what="the question's keys in the key bar")
         for key in ("d", "z", "s"):
             screen.press(key.encode())
             screen.wait_text(f"{key}: a question is open first", timeout=10)

@@ -294,9 +294,11 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
         self._panel.display = self.quitting
         if self.quitting:
             self._panel.show(views, now)
-        self._bar.keys = keys.bar_now(self._bar_keys, self.selected_view if views else None,
-                                      self.quitting, self._frozen is not None)
         self._ask(views, now)
+        self._bar.keys = keys.question_bar(self.attached is not None) \
+            if self._question is not None else \
+            keys.bar_now(self._bar_keys, self.selected_view if views else None,
+                         self.quitting, self._frozen is not None)
         if len(self.screen_stack) > 2:
             # Under two modals (the palette over a question) Textual composites the main
             # screen's changes only when the top one redraws: its table froze until then.

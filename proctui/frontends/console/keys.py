@@ -148,6 +148,15 @@ def attached_bar() -> tuple[Key, ...]:
                  replace(k, bar=k.bar + 1) if k.bar else k for k in MAIN)
 
 
+def question_bar(attached: bool) -> tuple[Key, ...]:
+    """The key bar under a question: its own keys (it refuses the main ones, q among
+    them, which the bar went on offering as "q Kill all"), and d where it detaches."""
+    from dataclasses import replace
+
+    own = tuple(replace(k, bar=i + 2) for i, k in enumerate(DIALOG))
+    return (*own, replace(find("detach"), bar=1)) if attached else own
+
+
 # The keys that act on the supervisor: refused in a read-only console, and while the link
 # to the supervisor is down (q only detaches there).
 ACTS = frozenset({"stop", "start", "restart", "kill", "extend", "abandon", "adopt", "quit",
