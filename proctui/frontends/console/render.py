@@ -159,7 +159,7 @@ def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
     def fullest(candidates: list[str] | tuple[str, ...]) -> str | None:
         # The bar may displace words beyond the countdown's own ("sent 4.2s ago",
         # "extended by the process"), never those ("SIGKILL in 5.8s" before "5.8s ▇▇▇").
-        barred = (form for form in candidates if cd.short in form and
+        barred = (form for form in candidates if beside and cd.short in form and
                   cell_len(form) + beside <= room)
         return next(barred, None) or next(
             (form for form in candidates if cell_len(form) <= room), None)
