@@ -932,3 +932,30 @@ def test_the_help_keeps_its_place_when_the_terminal_changes_size(installed, tmp_
         screen.finish()
     finally:
         screen.close()
+
+
+def test_esc_typed_together_with_a_key_is_esc_then_that_key(installed, tmp_path):
+    """Esc, 1, s typed fast (one read): Textual read Esc and 1 as one unknown key, the 1
+    was lost, and s stopped the process selected before it (c, not a)."""
+    import re
+
+    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
+                     rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 3,
+                    what="three running")
+        screen.press(b"3")
+        screen.wait(lambda lines: any(line.startswith("3▶") for line in lines),
+                    what="c selected")
+        screen.press(b"\x1b1s")
+        screen.wait(lambda lines: any(re.match(r"^1▶. a .*stopped", line) for line in lines),
+                    what="a selected and stopped")
+        assert any(re.match(r"^3 . c .*running", line) for line in screen.lines()), \
+            screen.text()
+        screen.press(b"\x1bj")  # alt+j: Esc, then j
+        screen.wait(lambda lines: any(line.startswith("2▶") for line in lines),
+                    what="j after Esc moving to b")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

@@ -211,6 +211,18 @@ class PaneActions(_Base):
         if typed and isinstance(event.widget, Input):
             event.widget.insert_text_at_cursor("".join(typed))
 
+    async def on_event(self, event: events.Event) -> None:
+        from textual.widgets import Input
+
+        if isinstance(event, events.Key) and not event.is_forwarded and \
+                self._typed_ahead is None and not isinstance(self.focused, Input):
+            pressed = keys.split_escape(event.key, event.character)
+            if pressed:
+                for key, character in pressed:  # in their order, before any key after
+                    await super().on_event(events.Key(key, character))  # type: ignore[misc]
+                return
+        await super().on_event(event)  # type: ignore[misc]
+
     def on_key(self, event: events.Key) -> None:
         if self._typed_ahead is not None and self._catch_typed_ahead(event):
             return

@@ -157,6 +157,29 @@ def question_bar(attached: bool) -> tuple[Key, ...]:
     return (*own, replace(find("detach"), bar=1)) if attached else own
 
 
+# Esc and the next key read together (typed fast, or pasted) reach Textual as one key:
+# alt+<key>, or for a digit the character macOS's Option gives it (Textual reads
+# WezTerm's sequences so). "Esc 1 s" lost the 1, and s stopped the process selected
+# before. (A "£" typed as itself, Shift+3 on a British keyboard, reads as Esc 3 too: it
+# selects process 3, where it did nothing.)
+_OPTION_DIGITS = {"º": "0", "¡": "1", "™": "2", "£": "3", "¢": "4", "∞": "5", "§": "6",
+                  "¶": "7", "•": "8", "ª": "9"}
+ESCAPE = ("escape", "\x1b")
+
+
+def split_escape(key: str, character: str | None) -> tuple[tuple[str, str | None], ...]:
+    """The keys an Esc read together with the next one stands for: (Esc, that key), or
+    nothing when ``key`` is a key of its own."""
+    if key.startswith("alt+") and key != "alt+":
+        rest = key[4:]
+        # alt+shift+k: the key was "K", as Textual names it when typed alone.
+        base = character if rest.startswith("shift+") and character and \
+            len(character) == 1 else rest
+        return (ESCAPE, (base, character))
+    digit = _OPTION_DIGITS.get(character or "")
+    return (ESCAPE, (digit, digit)) if digit is not None else ()
+
+
 # The keys that act on the supervisor: refused in a read-only console, and while the link
 # to the supervisor is down (q only detaches there).
 ACTS = frozenset({"stop", "start", "restart", "kill", "extend", "abandon", "adopt", "quit",
