@@ -959,3 +959,26 @@ def test_esc_typed_together_with_a_key_is_esc_then_that_key(installed, tmp_path)
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_answers_to_keys_in_a_row_do_not_pile_up_over_the_pane(installed, tmp_path):
+    """9, k, e, w at 60x15: four toasts stacked up over the pane's header ("wrap off"
+    read "…ff") for seconds. The newest answer replaces the one before."""
+    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
+                     rows=15, columns=60)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 3,
+                    what="three running")
+        screen.press(b"9ke")
+        screen.wait_text("nothing to extend")  # (the core's answer: it comes last)
+        screen.press(b"w")
+        screen.wait_text("wrap off: long lines")
+        text = screen.text()
+        header = next(line for line in screen.lines() if line.startswith(" ● a "))
+        assert header.endswith("wrap off"), text
+        assert "no process 9" not in text and "first process" not in text and \
+            "nothing to extend" not in text, text
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

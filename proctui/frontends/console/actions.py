@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 
@@ -210,6 +210,27 @@ class PaneActions(_Base):
         typed, self._typed_ahead = self._typed_ahead, None
         if typed and isinstance(event.widget, Input):
             event.widget.insert_text_at_cursor("".join(typed))
+
+    _note: tuple[str, dict[str, Any]] | None = None  # the newest answer, not yet shown
+
+    def notify(self, message: str, **options: Any) -> None:
+        # One answer on screen at a time, the newest: four keys in a row stacked four
+        # toasts over the pane's header at 60x15 ("wrap off" read "…ff") for seconds.
+        # Shown once the messages waiting now are handled, the newest of those that came
+        # meanwhile: a toast replaced in the same turn of the loop as it was made was not
+        # yet mounted, and stayed. (An answer from the core comes when it comes: after
+        # the answer to a key pressed after it, it replaces that one.)
+        first = self._note is None
+        self._note = (message, options)
+        if first:
+            self.call_later(self._show_note)  # type: ignore[attr-defined]
+
+    def _show_note(self) -> None:
+        note, self._note = self._note, None
+        if note is not None:
+            # In the app's queue, as notify's own message is: after one still on its way.
+            self.call_later(self.clear_notifications)  # type: ignore[attr-defined]
+            super().notify(note[0], **note[1])  # type: ignore[misc]
 
     async def on_event(self, event: events.Event) -> None:
         from textual.widgets import Input
