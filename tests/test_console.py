@@ -819,3 +819,18 @@ def test_an_extended_countdown_keeps_its_bar_and_says_who_extended_it():
             assert "SIGKILL in 5.8s" in words and shown != words, (room, shown)
         if len("flushing WAL 3/7 · SIGKILL in 5.8s, extended by the process") + 8 <= room:
             assert words.endswith("extended by the process"), (room, shown)
+
+
+async def test_help_opens_over_a_question_and_closes_back_to_it():
+    """The key bar under a question offers ? Help: it opens the help over the question,
+    and Esc goes back to the question, still unanswered."""
+    async with console(parked()) as (app, pilot, sup):
+        await wait_ready(pilot, sup, "stub")
+        await pilot.press("s")
+        question = await asked(pilot, app)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is question, what="the question again")
+        assert view(sup, "stub").phase is Phase.DECIDING
+        sup.kill("stub")

@@ -153,6 +153,11 @@ class AskScreen(ModalScreen[Decision]):
             detach = getattr(self.app, "detach", None)
             if callable(detach):
                 detach("detached")
+        elif event.key in _HELP:  # the help over the question (the key bar offers it)
+            event.stop()
+            help_ = getattr(self.app, "action_help", None)
+            if callable(help_):
+                help_()
         elif event.key not in _ANSWERS and event.key not in _MOVES:
             # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
             event.stop()
@@ -197,6 +202,7 @@ def _k(choice: str) -> str:
 
 
 _ANSWERS = {k for key in DIALOG for k in key.keys.split(",")}
+_HELP = set(find("help").keys.split(","))
 _MOVES = {"tab", "shift+tab", "enter", "space", "left", "right", "up", "down", "ctrl+p"}  # buttons
 
 
