@@ -24,6 +24,19 @@ def asking(installed, tmp_path, rows: int, columns: int, *more: str) -> Screen:
                   rows, columns)
 
 
+def three_running(installed, tmp_path, rows: int, columns: int) -> Screen:
+    """A console on a, b and c, once all three are running."""
+    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
+                     rows=rows, columns=columns)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 3,
+                    what="three running")
+    except BaseException:
+        screen.close()
+        raise
+    return screen
+
+
 def kill_and_quit(screen: Screen) -> None:
     """K on the selected process, then q: the console ends."""
     screen.press(b"K")
@@ -939,11 +952,8 @@ def test_esc_typed_together_with_a_key_is_esc_then_that_key(installed, tmp_path)
     was lost, and s stopped the process selected before it (c, not a)."""
     import re
 
-    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
-                     rows=24, columns=80)
+    screen = three_running(installed, tmp_path, rows=24, columns=80)
     try:
-        screen.wait(lambda lines: sum("running" in line for line in lines) >= 3,
-                    what="three running")
         screen.press(b"3")
         screen.wait(lambda lines: any(line.startswith("3▶") for line in lines),
                     what="c selected")
@@ -964,11 +974,8 @@ def test_esc_typed_together_with_a_key_is_esc_then_that_key(installed, tmp_path)
 def test_answers_to_keys_in_a_row_do_not_pile_up_over_the_pane(installed, tmp_path):
     """9, k, e, w at 60x15: four toasts stacked up over the pane's header ("wrap off"
     read "…ff") for seconds. The newest answer replaces the one before."""
-    screen = console(installed, tmp_path, "a=sleep 100", "b=sleep 100", "c=sleep 100",
-                     rows=15, columns=60)
+    screen = three_running(installed, tmp_path, rows=15, columns=60)
     try:
-        screen.wait(lambda lines: sum("running" in line for line in lines) >= 3,
-                    what="three running")
         screen.press(b"9ke")
         screen.wait_text("nothing to extend")  # (the core's answer: it comes last)
         screen.press(b"w")
