@@ -84,7 +84,9 @@ def parse_procfile(text: str, source: str, base: Path, path: Path | None = None)
 
 # -- command line -------------------------------------------------------------------------
 
-_NAMED = re.compile(r"^([A-Za-z0-9_.-]+)=(.*)$", re.DOTALL)
+# A name of letters (any script, as a TOML config allows), digits, "_", "." and "-": with
+# ASCII alone, 'wörker=echo hi' ran as the command "wörker=echo hi", named "wrkerecho".
+_NAMED = re.compile(r"^([\w.-]+)=(.*)$", re.DOTALL)
 
 
 def from_commands(commands: Sequence[str], cwd: Path | None = None) -> Config:
