@@ -235,8 +235,12 @@ class PaneActions(_Base):
     async def on_event(self, event: events.Event) -> None:
         from textual.widgets import Input
 
+        # Only on the main screen with no box focused: in a box the key is typed (a "£"
+        # is a "£" there), and a dialog that Esc closes would get the key meant for the
+        # screen under it (it refused it, or a digit went into its number).
         if isinstance(event, events.Key) and not event.is_forwarded and \
-                self._typed_ahead is None and not isinstance(self.focused, Input):
+                self._typed_ahead is None and len(self.screen_stack) == 1 and \
+                not isinstance(self.focused, Input):
             pressed = keys.split_escape(event.key, event.character)
             if pressed:
                 for key, character in pressed:  # in their order, before any key after

@@ -161,7 +161,7 @@ def question_bar(attached: bool) -> tuple[Key, ...]:
 # alt+<key>, or for a digit the character macOS's Option gives it (Textual reads
 # WezTerm's sequences so). "Esc 1 s" lost the 1, and s stopped the process selected
 # before. (A "£" typed as itself, Shift+3 on a British keyboard, reads as Esc 3 too: it
-# selects process 3, where it did nothing.)
+# selects process 3, where it did nothing.) The app splits them on its main screen only.
 _OPTION_DIGITS = {"º": "0", "¡": "1", "™": "2", "£": "3", "¢": "4", "∞": "5", "§": "6",
                   "¶": "7", "•": "8", "ª": "9"}
 ESCAPE = ("escape", "\x1b")
