@@ -989,3 +989,27 @@ def test_answers_to_keys_in_a_row_do_not_pile_up_over_the_pane(installed, tmp_pa
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=["120x30", "80x24", "60x15"])
+def test_the_search_box_opens_above_the_key_bar(installed, tmp_path, rows, columns):
+    """/ : the box sat on the last rows but one, the key bar above it and the last row
+    blank. The key bar stays the last row, the box just above it, and the newest line
+    of the pane stays in view above the box."""
+    screen = console(installed, tmp_path, FINAL, rows=rows, columns=columns)
+    try:
+        screen.wait_text("FINAL LINE")
+        screen.press(b"/")
+        screen.wait_text("search the pane")
+        screen.settle()
+        lines = screen.lines()
+        assert "? Help" in lines[-1], screen.text()
+        assert lines[-2].lstrip("▊").startswith("▁"), screen.text()  # the box's bottom edge
+        assert any(line.strip() == "FINAL LINE" for line in lines[:-4]), screen.text()
+        screen.press(KEYS["escape"])
+        screen.wait(lambda lines: not any("search the pane" in line for line in lines),
+                    what="the box closed")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

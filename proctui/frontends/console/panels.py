@@ -43,9 +43,11 @@ class ShutdownPanel(Widget):
         parent = self.parent
         if not isinstance(parent, Widget):
             return wanted
+        # (The container: the screen less our border and the docked rows, the key bar's.)
         others = sum(w.outer_size.height for w in parent.children
-                     if w is not self and w.display and w.id != "panes")
-        room = container.height - others - 1  # (the container: the screen less our border)
+                     if w is not self and w.display and w.id != "panes" and
+                     w.styles.dock == "none")
+        room = container.height - others - 1
         return max(1, min(wanted, room))
 
     def render(self) -> Text:
