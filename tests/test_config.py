@@ -328,6 +328,10 @@ def test_a_key_typo_names_the_nearest_key(tmp_path, text, said):
 def test_a_command_line_name_may_be_in_any_script_as_in_a_config():
     """'wörker=echo hi' ran the command "wörker=echo hi" (exit 127), named "wrkerecho":
     the name was read as ASCII only. A command with an assignment in it stays a command."""
-    config = from_commands(["wörker=echo hi", "日本語=echo ok", "make CC=gcc"])
-    assert [(s.name, s.cmd) for s in config.processes] == [
-        ("wörker", "echo hi"), ("日本語", "echo ok"), ("make", "make CC=gcc")]
+    config = from_commands(["wörker=echo hi", "日本語=echo ok", "ünï-名前-🚀=echo go",
+                            "make CC=gcc", "./run.sh=x", "a;b=c"])
+    assert [(s.name, s.cmd) for s in config.processes][:4] == [
+        ("wörker", "echo hi"), ("日本語", "echo ok"), ("ünï-名前-🚀", "echo go"),
+        ("make", "make CC=gcc")]
+    # A path, or a shell character before the "=": a command, named after its program.
+    assert [s.cmd for s in config.processes][4:] == ["./run.sh=x", "a;b=c"]

@@ -544,6 +544,8 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
 def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
     """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
     bar), a 62-column one only its mark. The name is cut with '…' instead."""
+    import re
+
     name = "postgres-replica-eu-west-1-primary"
     longer = "a-very-long-process-name-that-goes-on-and-on-for-sixty-four-c"
     screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
@@ -562,7 +564,9 @@ def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_pa
 
         screen.wait(lambda lines: len(rows(lines)) == 2,
                     what="both panel rows with their countdown, bar and a cut name")
-        assert any("postgres-replica" in row for row in rows(screen.lines()))
+        # Cut in the middle: its start and its end both show.
+        assert any(re.search(r"postgres-\S*…\S*mary", row) for row in rows(screen.lines())), \
+            screen.text()
         screen.press(b"q")  # again: kill all now
         assert screen.finish(timeout=60) == 1
     finally:
@@ -881,6 +885,8 @@ def test_keys_typed_straight_after_slash_or_p_go_into_the_box(installed, tmp_pat
 def test_a_grid_cell_header_keeps_name_countdown_and_note_at_80_columns(installed, tmp_path):
     """At 80 columns a held, stopping cell read "stopping  SIGKILL in 34…" with its note
     gone (or "34s" alone beside "wrap off"), and a long name filled its cell to "│ …"."""
+    import re
+
     screen = console(installed, tmp_path, "--stop-timeout", "60",
                      "ignores=trap '' TERM; while :; do echo x; sleep 0.3; done",
                      "web-frontend-service-with-a-long-name=sleep 100", "db=sleep 100",
@@ -894,8 +900,8 @@ def test_a_grid_cell_header_keeps_name_countdown_and_note_at_80_columns(installe
         screen.press(b"f")
         screen.wait(lambda lines: any("◐ ignores  SIGKILL in" in line and "held" in line
                                       for line in lines), what="countdown and note, whole")
-        assert any("● web-fronten…" in line and "up " in line for line in screen.lines()), \
-            screen.text()
+        assert any(re.search(r"● web-\S*…\S*name ", line) and "up " in line
+                   for line in screen.lines()), screen.text()
         kill_and_quit(screen)
     finally:
         screen.close()
@@ -920,6 +926,28 @@ def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
             assert not re.search(r"\b(exit|left)$", piece), (columns, folded)
             assert len(piece) <= columns - 13 - 3 or " " not in piece.strip(), (columns, piece)
 
+
+def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
+    """日本語 takes two columns a character: the summary padded names and folded lines
+    by characters, so its rows did not line up and the terminal broke a word ("oper" /
+    "ator") at 60 and 80 columns."""
+    from proctui.core.life.outcome import Outcome, OutcomeKind
+    from proctui.frontends.console import fold
+    from proctui.frontends.printer import cells
+    from proctui.frontends.report import summary_lines
+
+    text = "killed with SIGKILL by operator after 3.7s"
+    finals = [("日本語のサービス名前テスト", Outcome(OutcomeKind.KILLED, text, 1)),
+              ("plain", Outcome(OutcomeKind.KILLED, text, 2))]
+    lines = summary_lines(finals, [])
+    assert len({line.index("killed") + sum(cells(c) - 1 for c in line[:line.index("killed")])
+                for line in lines[1:]}) == 1, lines  # the outcomes start in one column
+    for columns in range(50, 100):
+        folded = fold(lines, 7, columns)
+        assert " ".join(" ".join(folded).split()) == " ".join(" ".join(lines).split())
+        for piece in folded:
+            assert cells(piece) <= columns - 7 - 3 or " " not in piece.strip(), \
+                (columns, piece)
 
 def test_the_help_keeps_its_place_when_the_terminal_changes_size(installed, tmp_path):
     """End at 120x30, then the terminal shrinks to 60x15: the end is still in view (the
@@ -1009,6 +1037,37 @@ def test_the_search_box_opens_above_the_key_bar(installed, tmp_path, rows, colum
         screen.press(KEYS["escape"])
         screen.wait(lambda lines: not any("search the pane" in line for line in lines),
                     what="the box closed")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
+def test_wide_and_long_names_keep_the_table_in_columns(installed, tmp_path):
+    """日本語 names threw the table's columns out of line (padded by characters, two
+    columns each), and names sharing a long prefix were cut to the same words on every
+    row ("a-very-long-process-n…"): cut in the middle, they stay apart."""
+    import re
+
+    prefix = "a-very-long-process-name-that-goes-on-and-on-"
+    screen = console(installed, tmp_path, "日本語のサービス名前テスト=sleep 100",
+                     "ünï-名前-🚀=sleep 100", "plain=sleep 100", f"{prefix}01=sleep 100",
+                     f"{prefix}02=sleep 100", rows=24, columns=80)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 5,
+                    what="five running")
+
+        def column_of(word: str, row: int) -> int:
+            cells = "".join(screen.vt.buffer[row][x].data or "\0"
+                            for x in range(screen.columns))
+            return cells.index(word)  # (a wide character's second cell is "\0")
+
+        rows = [y for y, line in enumerate(screen.lines()) if "running" in line][:5]
+        state = column_of("STATE", 0)
+        assert [column_of("running", y) for y in rows] == [state] * 5, screen.text()
+        cut = {m.group(1) for line in screen.lines()
+               for m in [re.search(r"(a-very\S*…\S*-0[12])\b", line)] if m}
+        assert len(cut) == 2, screen.text()  # two names, told apart
         screen.press(b"q")
         assert screen.finish() == 0
     finally:

@@ -84,9 +84,10 @@ def parse_procfile(text: str, source: str, base: Path, path: Path | None = None)
 
 # -- command line -------------------------------------------------------------------------
 
-# A name of letters (any script, as a TOML config allows), digits, "_", "." and "-": with
-# ASCII alone, 'wörker=echo hi' ran as the command "wörker=echo hi", named "wrkerecho".
-_NAMED = re.compile(r"^([\w.-]+)=(.*)$", re.DOTALL)
+# A name in any script (as a TOML config allows: 'wörker', '日本', 'deploy-🚀'), of no
+# space, slash or character the shell gives a meaning: with ASCII alone, 'wörker=echo hi'
+# ran as the command "wörker=echo hi", named "wrkerecho". ('make CC=gcc' stays a command.)
+_NAMED = re.compile(r"^([^\s=/'\"$`\\;|&<>(){}*?\[\]~#!]+)=(.*)$", re.DOTALL)
 
 
 def from_commands(commands: Sequence[str], cwd: Path | None = None) -> Config:

@@ -7,20 +7,21 @@ from collections.abc import Sequence
 from proctui.core.life.outcome import Outcome, seconds
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.view import ProcessView
+from proctui.frontends.printer import cells
 
 
 def summary_lines(finals: Sequence[tuple[str, Outcome | None]], views: Sequence[ProcessView],
                   strays: Sequence[int] = ()) -> list[str]:
     """One line per process: its last outcome (and how often it was restarted)."""
     restarts = {v.name: v.restarts for v in views}
-    width = max((len(n) for n, _ in finals), default=0)
+    width = max((cells(n) for n, _ in finals), default=0)
     lines = ["summary:"]
     for name, outcome in finals:
         text = outcome.text if outcome is not None else "not started"
         count = restarts.get(name, 0)
         if count:
             text += " (restarted once)" if count == 1 else f" (restarted {count} times)"
-        lines.append(f"  {name.ljust(width)}  {text}")
+        lines.append(f"  {name}{' ' * (width - cells(name))}  {text}")  # 日本 is 4 wide
     if strays:
         pids = ", ".join(map(str, strays[:8]))
         lines.append(f"  left behind, owner unknown: pid{'s' if len(strays) > 1 else ''} "

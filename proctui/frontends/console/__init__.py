@@ -125,6 +125,8 @@ def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
     import re
     import textwrap
 
+    from proctui.frontends.printer import cells
+
     if columns is None:
         if not sys.stdout.isatty():
             return lines
@@ -145,7 +147,11 @@ def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
         # as two sentences.
         glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
                        "\x00", line)
-        out += [piece.replace("\x00", " ") for piece in textwrap.wrap(
+        # textwrap counts characters: a wide one (日) gets a mark after it that counts
+        # its second column, and goes once the line is folded.
+        glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued) if not glued.isascii() \
+            else glued
+        out += [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
             glued, room, initial_indent="", subsequent_indent=hang, break_long_words=False,
             break_on_hyphens=False, drop_whitespace=True)] or [line]
     return out

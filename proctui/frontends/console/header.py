@@ -3,6 +3,7 @@ outcome, restart countdown, or the live countdown of its stop with a bar)."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -14,6 +15,7 @@ from proctui.frontends.console.render import (
     countdown_text,
     fit,
     look,
+    name_cells,
     restart_words,
     running_words,
 )
@@ -46,8 +48,8 @@ class PaneHeader(Widget):
         # row (a grid cell read "│ …" alone), the note to its first words ("held"), then
         # the state word and the pid, which the table shows anyway.
         name = view.name
-        if len(name) + need + 6 > width and len(name) > (cap := max(8, width // 3)):
-            name = name[:cap - 1] + "…"
+        if cell_len(name) + need + 6 > width and cell_len(name) > (cap := max(8, width // 3)):
+            name = name_cells(name, cap).rstrip()  # (cut in the middle, by columns)
         text = Text()
         text.append(f" {lk.mark} ", style=lk.style)
         text.append(name, style="bold")

@@ -11,7 +11,7 @@ from textual.widget import Widget
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
-from proctui.frontends.console.render import countdown, countdown_text, look
+from proctui.frontends.console.render import countdown, countdown_text, look, name_cells
 
 COUNTDOWN_ROOM = 26  # columns a row keeps for its countdown and bar before its name
 
@@ -76,9 +76,7 @@ class ShutdownPanel(Widget):
             text.append("\n")
             lk = look(view)
             text.append(f" {lk.mark} ", style=lk.style)
-            name = Text(view.name, style="bold")
-            name.truncate(name_w, overflow="ellipsis", pad=True)
-            text.append_text(name)
+            text.append(name_cells(view.name, name_w), style="bold")
             text.append(f"  {view.pid or '-':>7}  ")
             room = max(0, width - 3 - name_w - 11)
             cd = countdown(view, now)

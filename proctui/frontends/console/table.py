@@ -3,6 +3,7 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
@@ -18,6 +19,7 @@ from proctui.frontends.console.render import (
     fit,
     look,
     memory,
+    name_cells,
     restart_words,
     running_words,
     segments,
@@ -79,11 +81,12 @@ class ProcessTable(Widget):
 
     def _columns(self, width: int) -> tuple[int, bool]:
         """Name width, and whether CPU/memory/restarts fit."""
-        names = max((len(r.view.name) for r in self.rows), default=4)
+        names = max((cell_len(r.view.name) for r in self.rows), default=4)
         # Narrow: no PID, CPU or memory (the pane's header has the pid); STATUS needs it.
         wide = width >= 70
         fixed = 4 + 11 + (8 + 17 if wide else 0) + 2
-        return max(4, min(names, 22, width - fixed - 16)), wide
+        # Up to a quarter of a wide screen (22 cells at 80 columns, 30 at 120).
+        return max(4, min(names, max(22, width // 4), width - fixed - 16)), wide
 
     def _header(self, width: int) -> Text:
         name_w, wide = self._columns(width)
@@ -100,8 +103,7 @@ class ProcessTable(Widget):
         text.append(f"{row.number if row.number else ' '}", style="dim")
         text.append("▶" if selected else " ")
         text.append(lk.mark + " ", style=lk.style)
-        name = view.name if len(view.name) <= name_w else view.name[: name_w - 1] + "…"
-        text.append(name.ljust(name_w) + " ", style="bold")
+        text.append(name_cells(view.name, name_w) + " ", style="bold")
         if wide:
             text.append(f"{view.pid or '-':>7} ")
         outcome = view.outcome.text if view.phase is Phase.ENDED and view.outcome else ""
