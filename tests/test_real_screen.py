@@ -1072,3 +1072,21 @@ def test_wide_and_long_names_keep_the_table_in_columns(installed, tmp_path):
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_the_key_bar_under_a_yes_no_question_offers_its_keys(installed, tmp_path):
+    """Q asks before abandoning everything: the key bar under it went on offering q, s,
+    K... and ? Help, which did nothing there. It offers y and n, then the main keys."""
+    screen = console(installed, tmp_path, "a=sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("running")
+        screen.press(b"Q")
+        screen.wait(lambda lines: "y Yes  n Esc No" in lines[-1] and "Help" not in lines[-1],
+                    what="y and n in the key bar")
+        screen.press(b"n")
+        screen.wait(lambda lines: "q Quit" in lines[-1] and "? Help" in lines[-1],
+                    what="the main keys again")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()

@@ -295,8 +295,9 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
         if self.quitting:
             self._panel.show(views, now)
         self._ask(views, now)
-        self._bar.keys = keys.question_bar(self.attached is not None) \
-            if self._question is not None else \
+        # Under a dialog, its own keys (a question's, a yes/no's): the main ones did nothing.
+        modal = getattr(self.screen, "bar", None) or getattr(self._question, "bar", None)
+        self._bar.keys = modal(self.attached is not None) if callable(modal) else \
             keys.bar_now(self._bar_keys, self.selected_view if views else None,
                          self.quitting, self._frozen is not None)
         if len(self.screen_stack) > 2:

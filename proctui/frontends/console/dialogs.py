@@ -23,10 +23,14 @@ from textual.widgets import Button, Static
 from proctui.core.life.outcome import seconds, setting
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import (
+    CONFIRM,
     DIALOG,
     LEAVE,
+    Key,
     bindings,
     find,
+    on_bar,
+    question_bar,
     wrap_items,
 )
 from proctui.frontends.console.questions import question_key
@@ -45,6 +49,9 @@ class AskScreen(ModalScreen[Decision]):
     """A process reached its stop deadline with on_timeout = "ask"."""
 
     BINDINGS = bindings(DIALOG)
+
+    def bar(self, attached: bool) -> tuple[Key, ...]:
+        return question_bar(attached)
 
     def __init__(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
         super().__init__()
@@ -249,6 +256,10 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "Yes"),
                 Binding("n,escape", "answer(False)", "No")]
 
+    def bar(self, attached: bool) -> tuple[Key, ...]:
+        """The key bar under it: its own keys (the main ones did nothing here)."""
+        return CONFIRM
+
     def __init__(self, question: str, detail: str = "", items: tuple[str, ...] = (),
                  prefix: str = "") -> None:
         super().__init__()
@@ -305,6 +316,9 @@ class LeaveScreen(ModalScreen[str]):
     stay. Answers "detach", "stop" or "cancel"."""
 
     BINDINGS = bindings(LEAVE)
+
+    def bar(self, attached: bool) -> tuple[Key, ...]:
+        return on_bar(LEAVE)
 
     def __init__(self, supervisor: str, again: str = "proctui attach") -> None:
         super().__init__()

@@ -148,13 +148,29 @@ def attached_bar() -> tuple[Key, ...]:
                  replace(k, bar=k.bar + 1) if k.bar else k for k in MAIN)
 
 
-def question_bar(attached: bool) -> tuple[Key, ...]:
-    """The key bar under a question: its own keys (it refuses the main ones, q among
-    them, which the bar went on offering as "q Kill all"), and d where it detaches."""
+# A yes/no question's keys (its own bindings), for the key bar under it.
+CONFIRM: tuple[Key, ...] = (
+    Key("answer(True)", "y", "y", "Yes", "yes", "Confirm", bar=1),
+    Key("answer(False)", "n,escape", "n Esc", "No", "no", "Confirm", bar=2),
+)
+
+
+def on_bar(keys: tuple[Key, ...]) -> tuple[Key, ...]:
+    """``keys`` in the key bar, in their order."""
     from dataclasses import replace
 
-    own = tuple(replace(k, bar=i + 2) for i, k in enumerate(DIALOG))
-    return (*own, replace(find("detach"), bar=1)) if attached else own
+    return tuple(replace(k, bar=i + 1) for i, k in enumerate(keys))
+
+
+def question_bar(attached: bool) -> tuple[Key, ...]:
+    """The key bar under a question: its own keys (it refuses the main ones, q among
+    them, which the bar went on offering as "q Kill all"), ? for the help over it, and d
+    where it detaches."""
+    from dataclasses import replace
+
+    own = (*(replace(k, bar=i + 1) for i, k in enumerate(DIALOG)), find("help"))
+    # d last: where room is short, the keys that answer stay ("Esc Later" went at 60x15).
+    return (*own, replace(find("detach"), bar=len(DIALOG) + 1)) if attached else own
 
 
 # Esc and the next key read together (typed fast, or pasted) reach Textual as one key:

@@ -119,12 +119,15 @@ class KeyBar(Widget):
 
     def render(self) -> Text:
         items = [f"{key} {label}" for key, label in bar_items(self.keys)]
-        # "? Help" always shows, at the end: it leads to every key the bar has no room for.
-        help_item = f"{shown('help')} {find('help').label}"
+        # "? Help" always shows, at the end: it leads to every key the bar has no room for
+        # (not under a yes/no question, where ? does nothing).
+        help_item = f"{shown('help')} {find('help').label}" \
+            if any(k.action == "help" for k in self.keys) else ""
         others = [item for item in items if item != help_item]
         room = self.size.width - 1 - (len(self.note) + 2 if self.note else 0)
         line = fit(others, room - len(help_item) - 2)
-        line = f"{line}  {help_item}" if line else fit([help_item], room)
+        line = f"{line}  {help_item}" if line and help_item else line or \
+            fit([help_item], room)
         text = Text(" ")
         if self.note:
             text.append(self.note, style="bold yellow")
