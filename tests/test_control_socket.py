@@ -742,8 +742,10 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
 
     monkeypatch.setattr(server_module, "QUIET_AFTER", 0.04)  # room for a busy machine
     monkeypatch.setattr(server_module, "PUSH_HZ", 4)  # a 250 ms gap, well past it
+    # A burst every 0.6 s: the next one must not come within the pause's 250 ms (with
+    # 0.3 s, a loaded CI machine's delays let it in, and the burst was never quiet).
     code = ("import sys,time\nwhile True:\n    print('a\\nb\\nc', flush=True)\n"
-            "    time.sleep(0.3)\n")
+            "    time.sleep(0.6)\n")
     s = served([pyspec("burst", code)])
     buf = s.sup.buffer("burst")
 
@@ -753,7 +755,7 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
         asyncio.run(s.server._push(c))
         return c
 
-    for _ in range(20):  # a burst caught before it has been quiet long: a try each 0.3 s
+    for _ in range(20):  # a burst caught before it has been quiet long: a try each 0.6 s
         seen = buf.output_total
         wait_until(lambda: buf.output_total > seen, timeout=10, what="a burst")  # noqa: B023
         c = client("burst")
