@@ -102,6 +102,8 @@ async def test_stop_everything_needs_its_own_key_and_shows_the_countdowns(tmp_pa
 
 async def test_d_detaches_at_once(tmp_path):
     async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, sup, _core):
+        # (The palette offers it here, and only in an attached console.)
+        assert "Detach" in {c.title for c in app.get_system_commands(app.screen)}
         await pilot.press("d")
         await pilot.pause(0.2)
         assert app.detached == "detached" and not app.is_running

@@ -454,6 +454,9 @@ async def test_palette_quit_goes_through_the_stop_sequence():
     async with console([pyspec("stub", STUBBORN, stop_timeout=30)]) as (app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        # Detach only where there is a supervisor to leave running (it was offered here,
+        # then refused).
+        assert "Detach" not in commands and "Abandon all" in commands, sorted(commands)
         await commands["Quit"].callback()
         await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING, what="the stop")
         assert app.is_running and app.quitting

@@ -44,9 +44,12 @@ class ProcessPicker(Provider):
 
 def system_commands(app: ProctuiApp,
                     textual_own: Iterable[SystemCommand]) -> Iterable[SystemCommand]:
-    """The palette's commands: the console's process and quit keys, zoom and help, then
-    Textual's own but its Quit (which would skip the stop sequence)."""
+    """The palette's commands: the console's process and quit keys (Detach only in an
+    attached console), zoom and help, then Textual's own but its Quit (which would skip
+    the stop sequence)."""
     for key in keys.MAIN:
+        if key.action == "detach" and app.attached is None:
+            continue  # a console that runs the processes itself has nothing to detach from
         if key.group in ("Process", "Quit") or key.action in ("zoom", "help"):
             method = getattr(app, f"action_{key.action}", None)
             if method is not None and key.keys != "ctrl+c,ctrl+q":
