@@ -1090,3 +1090,25 @@ def test_the_key_bar_under_a_yes_no_question_offers_its_keys(installed, tmp_path
         assert screen.finish() == 0
     finally:
         screen.close()
+
+
+def test_the_quit_panel_names_one_more_even_when_names_are_long(installed, tmp_path):
+    """60x15, 25 long names: the panel's last line read "+21 more: …", naming none (the
+    first name alone did not fit). The first is cut in the middle instead."""
+    import re
+
+    name = "a-very-long-process-name-that-goes-on-and-on-forever-"
+    screen = console(installed, tmp_path, "--stop-timeout", "30",
+                     *[f"{name}{i:02}=trap '' TERM; while :; do sleep 0.2; done"
+                       for i in range(1, 26)], rows=15, columns=60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"q")
+        screen.wait(lambda lines: any(re.search(r"\+\d+ more: a-very\S*…\S*-\d\d, …$", line)
+                                      for line in lines), what="a name in the +N more line")
+        screen.press(b"q")
+        screen.wait_text("Kill all now?")
+        screen.press(b"y")
+        assert screen.finish(timeout=60) == 1
+    finally:
+        screen.close()

@@ -99,8 +99,13 @@ class ShutdownPanel(Widget):
             for i, v in enumerate(rest):
                 last = i == len(rest) - 1
                 piece = v.name if last else f"{v.name}, "
-                if len(words) + len(piece) + (0 if last else 1) > width:
-                    words += "…"
+                if cell_len(words) + cell_len(piece) + (0 if last else 1) > width:
+                    room = width - cell_len(words) - (0 if last else 3)
+                    if i == 0 and room >= 8:
+                        # Not even the first whole: it cut in the middle ("+22 more: …"
+                        # named no one at 60x15 beside long names).
+                        words += name_cells(v.name, room).rstrip() + ("" if last else ", ")
+                    words += "" if last and i == 0 and room >= 8 else "…"
                     break
                 words += piece
             more = Text(words, style="dim")
