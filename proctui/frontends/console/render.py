@@ -208,13 +208,3 @@ def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
         text.append(" ")
         text.append(bar(cd.fraction, width), style=style)
     return fit(text, room)
-    if words is None:
-        words = next((form for form in forms if cell_len(form) <= room), None)
-    words = words if words is not None else (cd.short if short else cd.text)
-    text = Text(words, style="yellow")
-    if cd.fraction is not None and room - cell_len(words) >= 8:
-        width = min(20, room - cell_len(words) - 1)
-        style = "red" if cd.fraction < 0.25 else "yellow"
-        text.append(" ")
-        text.append(bar(cd.fraction, width), style=style)
-    return fit(text, room)
