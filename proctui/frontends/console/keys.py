@@ -168,7 +168,7 @@ def question_bar(attached: bool) -> tuple[Key, ...]:
     where it detaches."""
     from dataclasses import replace
 
-    own = (*(replace(k, bar=i + 1) for i, k in enumerate(DIALOG)), find("help"))
+    own = (*on_bar(DIALOG), find("help"))
     # d last: where room is short, the keys that answer stay ("Esc Later" went at 60x15).
     return (*own, replace(find("detach"), bar=len(DIALOG) + 1)) if attached else own
 

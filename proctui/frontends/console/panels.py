@@ -43,7 +43,7 @@ class ShutdownPanel(Widget):
         parent = self.parent
         if not isinstance(parent, Widget):
             return wanted
-        # (The container: the screen less our border and the docked rows, the key bar's.)
+        # (The container: the screen less our border and any docked rows.)
         others = sum(w.outer_size.height for w in parent.children
                      if w is not self and w.display and w.id != "panes" and
                      w.styles.dock == "none")
@@ -104,8 +104,9 @@ class ShutdownPanel(Widget):
                     if i == 0 and room >= 8:
                         # Not even the first whole: it cut in the middle ("+22 more: …"
                         # named no one at 60x15 beside long names).
-                        words += name_cells(v.name, room).rstrip() + ("" if last else ", ")
-                    words += "" if last and i == 0 and room >= 8 else "…"
+                        words += name_cells(v.name, room).rstrip() + ("" if last else ", …")
+                    else:
+                        words += "…"
                     break
                 words += piece
             more = Text(words, style="dim")
@@ -131,8 +132,8 @@ class KeyBar(Widget):
         others = [item for item in items if item != help_item]
         room = self.size.width - 1 - (len(self.note) + 2 if self.note else 0)
         line = fit(others, room - len(help_item) - 2)
-        line = f"{line}  {help_item}" if line and help_item else line or \
-            fit([help_item], room)
+        if help_item:
+            line = f"{line}  {help_item}" if line else fit([help_item], room)
         text = Text(" ")
         if self.note:
             text.append(self.note, style="bold yellow")
