@@ -3,6 +3,8 @@ emulator: what the operator sees, at the sizes operators use."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.screen import KEYS, Screen, together
@@ -606,6 +608,31 @@ def test_a_question_due_under_the_help_is_said(installed, tmp_path):
         screen.press(KEYS["escape"])
         screen.wait_text("stop timeout reached")
         screen.wait_text("kill now")  # armed
+        # Its work done, the toast goes (it stayed 8 s over the buttons at 60x15).
+        screen.wait(lambda lines: "waits for a decision" not in "".join(lines), timeout=3,
+                    what="the toast gone once the question shows")
+        kill_and_quit(screen)
+    finally:
+        screen.close()
+
+
+def test_the_help_over_a_question_leaves_no_toast_over_it(installed, tmp_path):
+    """? over an open question, then Esc: the help said that very question waited, and
+    the toast stayed 8 s, over the question's buttons at 60x15."""
+    screen = asking(installed, tmp_path, 15, 60)
+    try:
+        screen.press(b"s")
+        screen.wait_text("kill now")  # the question, armed
+        screen.press(b"?")
+        screen.wait_text("proctui keys")
+        # A reader's while in the help, fifteen of the console's ticks, watched throughout.
+        reading = time.monotonic() + 1.5
+        while time.monotonic() < reading:
+            screen.pump()
+            assert "waits for a decision" not in screen.text(), screen.text()
+        screen.press(KEYS["escape"])
+        screen.wait_text("kill now")
+        assert "waits for a decision" not in screen.text(), screen.text()
         kill_and_quit(screen)
     finally:
         screen.close()

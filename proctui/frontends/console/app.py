@@ -104,8 +104,7 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
         self._tick_key: tuple[object, ...] = ()
         self._layout_seq = 0  # a pane shown since the last tick is drawn at the next
         self._next: Timer | None = None
-        self._next_due = 0.0
-        self._last_tick = 0.0
+        self._next_due = self._last_tick = 0.0
         self._bar_keys = keys.MAIN  # the console's kind of bar; the tick fits it to now
         self.panes = Panes(self._make_pane)
 
@@ -338,8 +337,10 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
             screen.show(current, *self.questions.place(current, views, now), now)
             return
         if len(self.screen_stack) > 1 or self._frozen is not None:
-            # Another screen is open (one question at a time; the help covers all).
-            if self._frozen is None and (words := self.questions.newly_due(views, now)):
+            # Another screen is open (one question at a time; the help covers all), and
+            # no question under it: the help came from there, and Esc goes back to it.
+            if self._frozen is None and screen not in self.screen_stack and \
+                    (words := self.questions.newly_due(views, now)):
                 self.notify(words, severity="warning", markup=False, timeout=8)
             return  # (or the link is down)
         upcoming = self.questions.next(views, now)
@@ -351,6 +352,8 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
 
         view, position, count = upcoming
         question = self._question = AskScreen(view, position, count, now)
+        if self.questions.arrived():  # its toast stayed 8 s over the buttons at 60x15
+            self.clear_notifications()  # (here, from the screen under the question)
 
         def answered(decision: Decision | None) -> None:
             if self._question is question:

@@ -26,6 +26,7 @@ class Questions:
         self.since: dict[tuple[object, ...], float] = {}  # when each started waiting
         self.resume_at = 0.0
         self.told: set[tuple[object, ...]] = set()  # said to wait under another screen
+        self.said = False  # a toast says so, and no question has been on screen since
 
     def waiting(self, views: list[ProcessView], now: float) -> list[ProcessView]:
         """Everything parked at a decision, oldest first."""
@@ -56,7 +57,14 @@ class Questions:
         if upcoming is None or question_key(upcoming[0]) in self.told:
             return None
         self.told.add(question_key(upcoming[0]))
+        self.said = True
         return f"{upcoming[0].name} waits for a decision: Esc closes this to answer it"
+
+    def arrived(self) -> bool:
+        """Whether a question is on screen now that ``newly_due`` said one waits (once):
+        its toast has done its work."""
+        said, self.said = self.said, False
+        return said
 
     def place(self, view: ProcessView, views: list[ProcessView], now: float) -> tuple[int, int]:
         parked = self.waiting(views, now)
