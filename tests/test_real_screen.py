@@ -1139,3 +1139,43 @@ def test_the_quit_panel_names_one_more_even_when_names_are_long(installed, tmp_p
         assert screen.finish(timeout=60) == 1
     finally:
         screen.close()
+
+
+def test_a_held_pane_stays_held_when_the_terminal_grows(installed, tmp_path):
+    """f, then a taller window: Textual moved the scroll up onto the new end, which read
+    as the operator's own scroll to the end, and the pane followed again, the text being
+    read scrolling away (and an f pressed just after a resize was undone so)."""
+    import re
+
+    def held(lines: list[str]) -> int | None:
+        found = re.search(r"held at \d+/(\d+)", "\n".join(lines))
+        return int(found.group(1)) if found else None
+
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"),
+                     "tick=i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done"],
+                    tmp_path, 24, 80, env={"COLUMNS": "", "LINES": ""})
+    try:
+        screen.wait_text("tick 60")
+        screen.press(b"f")
+        screen.wait(lambda lines: held(lines) is not None, what="the pane held")
+        screen.resize(30, 120)
+        screen.wait(lambda lines: "Wrap" in lines[-1], what="the wider key bar")
+        then = held(screen.lines())
+        assert then is not None, screen.text()
+        # Still held while output goes on: the count behind "held at" grows.
+        screen.wait(lambda lines: (held(lines) or 0) >= then + 20,
+                    what="still held, 20 lines later")
+        screen.resize(15, 60)
+        screen.press(b"f")  # follows again
+        screen.wait(lambda lines: held(lines) is None, what="following")
+        screen.resize(24, 80)
+        screen.press(b"f")  # held just after the window grew: it stays held
+        screen.wait(lambda lines: held(lines) is not None, what="held again")
+        then = held(screen.lines())
+        screen.wait(lambda lines: (held(lines) or 0) >= then + 20,
+                    what="still held after f pressed at the resize")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()

@@ -125,7 +125,9 @@ class OutputView(ScrollView, can_focus=False):
 
     # The operator's own scrolling (wheel, scrollbar) decides following: up holds the
     # pane still, back at the end follows again. Watched on the public scroll_y, with our
-    # own moves (following, holding a line, paging, a resize) marked so they never count.
+    # own moves (following, holding a line, paging, a resize) marked so they never count,
+    # and Textual's: a move up onto the end is the range cut short under it (a taller
+    # pane), which made a pane held with f follow again, the text being read scrolling on.
     _ours = False
 
     def _scroll(self, y: float) -> None:
@@ -137,7 +139,7 @@ class OutputView(ScrollView, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if not self._ours:
+        if not self._ours and not old_value > new_value >= self.max_scroll_y:
             self._user_scrolled()
 
     def _user_scrolled(self) -> None:
