@@ -87,3 +87,12 @@ class Pty:
         if not self.closed:
             with contextlib.suppress(OSError):
                 self.hang_up()
+
+
+def printed(screen: bytes) -> str:
+    """What a program printed on a terminal, as text: its colours and other sequences
+    taken out, lines ending in a plain newline."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?<>=]*[A-Za-z~]", "", screen.decode(errors="replace"))
+    return text.replace("\r\n", "\n")

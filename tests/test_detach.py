@@ -16,7 +16,7 @@ import pytest
 
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, wait_until
-from tests.terminal import Pty
+from tests.terminal import Pty, printed
 
 
 def proctui(*args: str, cwd: Path | None = None, timeout: float = 60.0,
@@ -225,8 +225,8 @@ def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
     assert b"detached" in second.screen
     # How to come back, from any directory: a plain `proctui attach` finds only the
     # run directory of the directory it is typed in.
-    said = b"".join(second.screen.split(b"\r\n")).decode(errors="replace")
-    assert f"(proctui attach --run-dir {d.run_dir} comes back to it)" in said, said[-400:]
+    said = printed(second.screen)
+    assert f"\nproctui |   proctui attach --run-dir {d.run_dir}\n" in said, said[-400:]
     assert d.status()["svc"]["phase"] == "running"
 
     got = d.ctl("down")

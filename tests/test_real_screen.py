@@ -940,7 +940,7 @@ def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
     above a lone "0", an abandoned one "pid" above "27743 left running"."""
     import re
 
-    from proctui.frontends.console import fold
+    from proctui.frontends.printer import folded as fold
 
     lines = ["  db          stopped after 0.0s: exit code 0",
              "  worker      abandoned after 29s: pid 27743 left running",
@@ -954,13 +954,47 @@ def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
             assert len(piece) <= columns - 13 - 3 or " " not in piece.strip(), (columns, piece)
 
 
+def test_proctuis_own_lines_fold_on_a_terminal_and_only_there():
+    """A line of proctui's own (the attached console's "detached; ..." at 60 columns) is
+    folded to the terminal the printer writes to, as wide as it is now; into a pipe it
+    stays one line, for scripts."""
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    from proctui.frontends.printer import Printer
+
+    words = "detached; supervisor pid 4121 goes on stopping everything (proctui attach " \
+            "--host edge-01 comes back to it)"
+    master, slave = os.openpty()
+    try:
+        for columns in (60, 80):
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+            with open(os.dup(slave), "w", encoding="utf-8") as out:
+                Printer(["web"], out, False).say(words)
+            text = os.read(master, 65536).decode().replace("\r\n", "\n")
+            rows = text.splitlines()
+            assert len(rows) > 1 and all(len(r) <= columns and r.startswith("proctui | ")
+                                         for r in rows), (columns, rows)
+            assert " ".join(r[len("proctui | "):].strip() for r in rows) == words
+    finally:
+        os.close(master)
+        os.close(slave)
+    read, write = os.pipe()
+    with open(write, "w", encoding="utf-8") as out:
+        Printer(["web"], out, False).say(words)
+    with open(read, encoding="utf-8") as pipe:
+        assert pipe.read() == f"proctui | {words}\n"
+
+
 def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
     """日本語 takes two columns a character: the summary padded names and folded lines
     by characters, so its rows did not line up and the terminal broke a word ("oper" /
     "ator") at 60 and 80 columns."""
     from proctui.core.life.outcome import Outcome, OutcomeKind
-    from proctui.frontends.console import fold
     from proctui.frontends.printer import cells
+    from proctui.frontends.printer import folded as fold
     from proctui.frontends.report import summary_lines
 
     text = "killed with SIGKILL by operator after 3.7s"
@@ -1179,3 +1213,33 @@ def test_a_held_pane_stays_held_when_the_terminal_grows(installed, tmp_path):
         screen.finish()
     finally:
         screen.close()
+
+
+def test_down_folds_its_words_to_the_terminal(installed, tmp_path):
+    """`proctui down` printed its notices and summary whole, and the terminal cut them
+    mid-word ("process g" / "roup 3500") at 60 and 80 columns, where the console's own
+    summary was folded."""
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    name = "payments-gateway-worker"
+    subprocess.run([proctui, "up", "--run-dir", run_dir, "--stop-timeout", "0.5",
+                    f"{name}=trap '' TERM; while :; do sleep 0.2; done", "b=sleep 100"],
+                   check=True, capture_output=True, timeout=60)
+    try:
+        screen = Screen([proctui, "down", "--run-dir", run_dir], tmp_path, 40, 60)
+        try:
+            assert screen.finish(timeout=60) == 1  # killed: as run would have exited
+            screen.pump()
+            rows = [line for line in screen.lines() if line.strip()]
+            # Each row begins with a label: none is the terminal's own fold of a line.
+            assert rows and all(row.startswith(("proctui ", "b ", name)) for row in rows), \
+                screen.text()
+            text = " ".join(row.split(" | ", 1)[1].strip() for row in rows)
+            assert "SIGKILL sent to process group" in text and "killed with SIGKILL" in text
+        finally:
+            screen.close()
+    finally:
+        subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                       timeout=60)

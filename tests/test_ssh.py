@@ -166,7 +166,7 @@ def test_attach_over_ssh_survives_a_dropped_link_and_leaves_nothing_behind(box,
 
 
 def test_attach_over_ssh_on_a_terminal_and_detach(box, child_reaper):
-    from tests.terminal import Pty
+    from tests.terminal import Pty, printed
 
     d, env = box
     pty = Pty([PY, "-m", "proctui", "attach", "--host", "box", "--run-dir",
@@ -176,8 +176,8 @@ def test_attach_over_ssh_on_a_terminal_and_detach(box, child_reaper):
         assert helpers(child_reaper)
         pty.press(b"d")
         assert pty.finish(30) == 0
-        said = b"".join(pty.screen.split(b"\r\n")).decode(errors="replace")
-        assert f"(proctui attach --host box --run-dir {d.run_dir} comes back" in said, \
+        said = printed(pty.screen)
+        assert f"\nproctui |   proctui attach --host box --run-dir {d.run_dir}\n" in said, \
             said[-400:]
     finally:
         pty.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -103,9 +104,24 @@ class Printer:
             text = p + chunk.text.replace("\n", f"\n{p}") + "\n"
         self.write(text, chunk.count)
 
-    def say(self, text: str, name: str | None = None) -> None:
-        """A line of proctui's own, about process ``name`` (or about itself)."""
-        self.lines(None, [f"{name}: {text}" if name else text])
+    def say(self, text: str, name: str | None = None, fold: bool = True) -> None:
+        """A line of proctui's own, about process ``name`` (or about itself): on a
+        terminal, folded to fit beside its label (`down`, the headless runner's notices
+        and the detach line were cut mid-word by the terminal). ``fold`` False: a command
+        to copy, which a fold would break with labels."""
+        line = f"{name}: {text}" if name else text
+        columns = self._columns() if fold else None
+        self.lines(None, folded([line], self.width, columns) if columns else [line])
+
+    def _columns(self) -> int | None:
+        """The terminal's width, if the lines go to one: asked at each line of proctui's
+        own (few), so that a window made narrower meanwhile is folded for."""
+        out = self.out
+        try:
+            fd = out.fd if isinstance(out, Writer) else out.fileno()
+            return os.get_terminal_size(fd).columns if os.isatty(fd) else None
+        except (AttributeError, OSError, ValueError):
+            return None
 
     def write(self, text: str, count: int = 1) -> None:
         if isinstance(self.out, Writer):
@@ -120,3 +136,41 @@ class Printer:
         with contextlib.suppress(OSError, ValueError):
             self.out.flush()
         return True
+
+
+def folded(lines: list[str], label: int, columns: int | None = None) -> list[str]:
+    """Lines of proctui's own (the summary, notices) as the terminal will show them: each
+    folded at a space to fit beside the printer's ``label | `` (``label`` wide), a
+    summary line's continuation indented under its outcome, so that the terminal never
+    breaks a word. ``columns`` None: stdout's, and if it is not a terminal, left as is."""
+    import re
+    import textwrap
+
+    if columns is None:
+        if not sys.stdout.isatty():
+            return lines
+        columns = os.get_terminal_size(sys.stdout.fileno()).columns
+    room = columns - label - 3
+    if room < 20:
+        return lines
+    out: list[str] = []
+    for line in lines:
+        # "  name  outcome": a continuation goes under the outcome, if that leaves room.
+        head = re.match(r"( *)\S+ {2,}(?=\S)", line)
+        indent = len(line) - len(line.lstrip(" "))
+        hang = " " * (len(head.group(0)) if head else indent + 2)
+        if len(hang) > room // 2:
+            hang = " " * (indent + 2)
+        # A number stays with the word before it, and an outcome's set phrases stay
+        # whole: "exit code" above a lone "0", or "pid" above "27743 left running", read
+        # as two sentences.
+        glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
+                       "\x00", line)
+        # textwrap counts characters: a wide one (日) gets a mark after it that counts
+        # its second column, and goes once the line is folded.
+        glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued) if not glued.isascii() \
+            else glued
+        out += [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
+            glued, room, initial_indent="", subsequent_indent=hang, break_long_words=False,
+            break_on_hyphens=False, drop_whitespace=True)] or [line]
+    return out

@@ -110,51 +110,12 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     from proctui.frontends.printer import Printer, use_colour
 
     printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
-    for line in fold(summary_lines(sup.final(), sup.views(), sup.strays()), printer.width):
-        printer.say(line)
+    for line in summary_lines(sup.final(), sup.views(), sup.strays()):
+        printer.say(line)  # folded to the terminal's width
     if sup.crash:
         printer.say(f"internal error: {sup.crash}")
     printer.finish(2.0)
     return 130 if interrupted else status
-
-
-def fold(lines: list[str], label: int, columns: int | None = None) -> list[str]:
-    """The summary as the terminal will show it: each line folded at a space to fit
-    beside the printer's ``label | `` (``label`` wide), its continuation indented under the
-    outcome, so that the terminal never breaks a word. Not a terminal: left as it is."""
-    import re
-    import textwrap
-
-    from proctui.frontends.printer import cells
-
-    if columns is None:
-        if not sys.stdout.isatty():
-            return lines
-        columns = os.get_terminal_size(sys.stdout.fileno()).columns
-    room = columns - label - 3
-    if room < 20:
-        return lines
-    out: list[str] = []
-    for line in lines:
-        # "  name  outcome": a continuation goes under the outcome, if that leaves room.
-        head = re.match(r"( *)\S+ {2,}(?=\S)", line)
-        indent = len(line) - len(line.lstrip(" "))
-        hang = " " * (len(head.group(0)) if head else indent + 2)
-        if len(hang) > room // 2:
-            hang = " " * (indent + 2)
-        # A number stays with the word before it, and an outcome's set phrases stay
-        # whole: "exit code" above a lone "0", or "pid" above "27743 left running", read
-        # as two sentences.
-        glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
-                       "\x00", line)
-        # textwrap counts characters: a wide one (日) gets a mark after it that counts
-        # its second column, and goes once the line is folded.
-        glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued) if not glued.isascii() \
-            else glued
-        out += [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
-            glued, room, initial_indent="", subsequent_indent=hang, break_long_words=False,
-            break_on_hyphens=False, drop_whitespace=True)] or [line]
-    return out
 
 
 def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
@@ -214,8 +175,7 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
     names = list(core.names)
     printer = Printer(names or ["proctui"], sys.stdout, use_colour(sys.stdout))
     if core.all_ended() and core.shutting_down:
-        for line in fold(summary_lines(core.final(), core.views(), core.strays()),
-                         printer.width):
+        for line in summary_lines(core.final(), core.views(), core.strays()):
             printer.say(line)
         printer.finish(2.0)
         return core.exit_status()
@@ -224,6 +184,8 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
         printer.finish(2.0)
         return 1
     goes_on = "goes on stopping everything" if core.shutting_down else "goes on"
-    printer.say(f"detached; {where} {goes_on} ({again} comes back to it)")
+    printer.say(f"detached; {where} {goes_on}; this comes back to it:")
+    # A command to copy: whole, never folded (the terminal's own wrap copies as one line).
+    printer.say(f"  {again}", fold=False)
     printer.finish(2.0)
     return 0
