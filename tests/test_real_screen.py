@@ -638,6 +638,26 @@ def test_the_help_over_a_question_leaves_no_toast_over_it(installed, tmp_path):
         screen.close()
 
 
+def test_a_question_due_under_a_dialog_leaves_its_text_clear(installed, tmp_path):
+    """Q's question ("abandon all?") open when a decision came due: a toast said so for
+    8 s over the dialog's list of pids at 60x15. The table under a dialog shows the
+    decision; the question comes once the dialog is answered."""
+    screen = asking(installed, tmp_path, 15, 60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"sQ")  # the stop, and Q's question before its 0.5 s deadline
+        screen.wait_text("Yes y")
+        watching = time.monotonic() + 2.0  # the deadline, and fifteen ticks after it
+        while time.monotonic() < watching:
+            screen.pump()
+            assert "waits for a decision" not in screen.text(), screen.text()
+        screen.press(b"n")
+        screen.wait_text("kill now")  # the question, armed
+        kill_and_quit(screen)
+    finally:
+        screen.close()
+
+
 def test_the_key_bar_offers_what_acts_on_the_selected_process_now(installed, tmp_path):
     """The bar offered s K e a for a process that had ended (each answered "nothing to
     ..."), never S, which starts it; said "q Quit" while q would kill everything; and at

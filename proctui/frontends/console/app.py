@@ -337,17 +337,17 @@ class ProctuiApp(LinkActions, QuitActions, PaneActions, SearchActions, ProcessAc
             screen.show(current, *self.questions.place(current, views, now), now)
             return
         if len(self.screen_stack) > 1 or self._frozen is not None:
-            # Another screen is open (one question at a time; the help covers all), and
-            # no question under it: the help came from there, and Esc goes back to it.
-            if self._frozen is None and screen not in self.screen_stack and \
+            # Another screen is open: one question at a time. Said over a text that hides
+            # the table, not over a dialog's text, nor the question the help came from.
+            if self._frozen is None and getattr(self.screen, "HIDES_ALL", False) and \
+                    screen not in self.screen_stack and \
                     (words := self.questions.newly_due(views, now)):
                 self.notify(words, severity="warning", markup=False, timeout=8)
             return  # (or the link is down)
         upcoming = self.questions.next(views, now)
         if upcoming is None:
             return
-        # The dialogs (and Textual's buttons) load at the first question, not before the
-        # first frame.
+        # The dialogs (and Textual's buttons) load at the first question, not before it.
         from proctui.frontends.console.dialogs import AskScreen
 
         view, position, count = upcoming

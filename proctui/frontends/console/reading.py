@@ -27,6 +27,7 @@ class ReadingScreen(ModalScreen[None]):
 
     BINDINGS = bindings(READING)
     TITLE_WORDS = ""
+    HIDES_ALL = True  # the whole screen: a question come due meanwhile is said in a toast
 
     def body(self, columns: int) -> Text:
         """The text, for ``columns`` cells of room."""
