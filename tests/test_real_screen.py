@@ -289,6 +289,28 @@ def test_every_key_is_answered_on_screen(installed, tmp_path):
         screen.close()
 
 
+def test_x_while_everything_stops_says_so(installed, tmp_path):
+    """X (stop all now) after q, with everything stopping already: nothing changed and
+    nothing was said, where s, r and S each answered."""
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "30",
+                     "a=trap '' TERM; while :; do sleep 0.2; done", "b=sleep 100"],
+                    tmp_path, 24, 80)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.press(b"q")
+        screen.wait_text("Quitting")
+        screen.press(b"X")
+        screen.wait_text("everything is already stopping")
+        screen.press(b"q")  # again: kill all, once confirmed
+        screen.wait_text("Yes")
+        screen.press(b"y")
+        assert screen.finish() == 1
+    finally:
+        screen.close()
+
+
 def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path):
     """One clock: a row's age and its pane's age are the same figure and only go up,
     across the 10 s step (up 9s, then up 10s, never back to up 5s) and while keys are

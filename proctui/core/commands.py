@@ -42,6 +42,7 @@ class Commands:
         dependencies, in stages: a process waits for everything that depends on it to
         end first (``ordered=False``: now, regardless of order)."""
         e = self.e
+        already = e.shutdown_why is not None
         e.begin_shutdown(why, ordered=ordered)
         staged = ordered and e.deps.any
         if not ordered:
@@ -64,8 +65,11 @@ class Commands:
                 e.loop.call_soon(next_slice)
 
         next_slice()
-        return Reply(True, "stopping everything" if ordered or not e.deps.any else
-                     "stopping everything now, regardless of order")
+        if not ordered and e.deps.any:
+            return Reply(True, "stopping everything now, regardless of order")
+        # (X during q said nothing at all: everything was stopping already.)
+        return Reply(True, "everything is already stopping" if already else
+                     "stopping everything")
 
     def act(self, m: Managed, action: Action) -> Reply:
         run = m.run

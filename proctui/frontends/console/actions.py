@@ -88,19 +88,21 @@ class ProcessActions(_Base):
         elif decision.action == "wait":
             self._send(self.core.wait_without_deadline(name))
 
-    def _send(self, future: Future[Reply]) -> None:
-        """Show the core's answer when it says why nothing happened."""
+    def _send(self, future: Future[Reply], said: bool = False) -> None:
+        """Show the core's answer when it says why nothing happened (or, ``said``, when
+        the key shows nothing else: X while everything stops)."""
         def done(f: Future[Reply]) -> None:
             try:
                 reply = f.result()
             except Exception as e:
                 reply = Reply(False, str(e))
-            if not reply.ok and reply.text:
+            if (said or not reply.ok) and reply.text:
+                level = "information" if reply.ok else "warning"
                 try:
-                    self.call_from_thread(self.notify, reply.text, severity="warning",
+                    self.call_from_thread(self.notify, reply.text, severity=level,
                                           markup=False)
                 except RuntimeError:
-                    self.notify(reply.text, severity="warning", markup=False)
+                    self.notify(reply.text, severity=level, markup=False)
 
         future.add_done_callback(done)
 
@@ -374,6 +376,6 @@ class QuitActions(_Base):
         """Stop everything now, regardless of dependency order."""
         if self.refused():
             return
+        self._send(self.core.stop_all(ordered=False), said=self.quitting)
         self.quitting = True
-        self._send(self.core.stop_all(ordered=False))
         self.tick()
