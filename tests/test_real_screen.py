@@ -311,6 +311,29 @@ def test_x_while_everything_stops_says_so(installed, tmp_path):
         screen.close()
 
 
+def test_c_says_it_cleared_and_an_empty_pane_is_held_at_its_end(installed, tmp_path):
+    """c blanked the pane and said nothing; held then (f, Home, PgUp) the header read
+    "held at 43/42", a line past the last."""
+    screen = console(installed, tmp_path,
+                     "final=for i in $(seq 1 40); do echo line $i; done; echo FINAL LINE; "
+                     "sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("FINAL LINE")
+        screen.press(b"c")
+        screen.wait_text("final's pane cleared")
+        assert "FINAL LINE" not in screen.text(), screen.text()
+        for key in (b"f", KEYS["home"]):
+            screen.press(key)
+            screen.wait_text("held at the end (End follows)")
+            assert "held at 43/42" not in screen.text(), screen.text()
+            screen.press(KEYS["end"])
+            screen.wait(lambda lines: "held" not in "".join(lines), what="following")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
 def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path):
     """One clock: a row's age and its pane's age are the same figure and only go up,
     across the 10 s step (up 9s, then up 10s, never back to up 5s) and while keys are

@@ -151,4 +151,5 @@ class Commands:
 
     def clear(self, m: Managed) -> Reply:
         self.e.clear_output(m)
-        return Reply(True)
+        name = m.spec.name
+        return Reply(True, f"{name}'s pane cleared (proctui logs {name} still has its lines)")

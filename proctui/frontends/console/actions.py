@@ -153,7 +153,7 @@ class PaneActions(_Base):
     def action_clear(self) -> None:
         if self.refused():  # (it clears the supervisor's scrollback, for every console)
             return
-        self._send(self.core.clear_output(self.selected_view.name))
+        self._send(self.core.clear_output(self.selected_view.name), said=True)
         self.selected_pane.output.end()
 
     def action_help(self) -> None:

@@ -206,7 +206,10 @@ class OutputView(ScrollView, can_focus=False):
         """Where the pane is, for its header."""
         if self.follow:
             return ""
-        return f"held at {self.top_line + 1}/{self.buffer.total} (End follows)"
+        top, total = self.top_line, self.buffer.total
+        if top >= total:  # nothing yet below a clear (it read "held at 43/42")
+            return "held at the end (End follows)"
+        return f"held at {top + 1}/{total} (End follows)"
 
     # -- drawing --------------------------------------------------------------------
 
