@@ -334,6 +334,37 @@ def test_c_says_it_cleared_and_an_empty_pane_is_held_at_its_end(installed, tmp_p
         screen.close()
 
 
+def test_a_line_cut_at_the_top_of_a_pane_shows_its_beginning(installed, tmp_path):
+    """Beside a question at 60x15 the pane has a few rows: the notice of the deadline,
+    wrapped in two, scrolled up under the ticks and showed only its tail, "extend, abandon
+    or wait)". A line cut at the top now shows its beginning, and "…" where it goes on."""
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "--stop-timeout", "1", "--on-timeout", "ask",
+                     "stub=trap '' TERM; while :; do sleep 0.5; echo tick; done"],
+                    tmp_path, 15, 60)
+
+    def top(lines: list[str]) -> str:
+        """The pane's first row of output (under the table's rule and the pane's header),
+        unless it is the notice whole."""
+        rule = next(i for i, line in enumerate(lines) if line.startswith("────"))
+        return lines[rule + 2] if not lines[rule + 3].startswith("extend") else ""
+
+    try:
+        screen.wait_text("tick")
+        screen.press(b"q")
+        screen.wait_text("kill now")  # the question, armed
+        screen.press(KEYS["escape"])  # later: the pane beside the quit panel
+        # The notice scrolls up a row a tick; once not whole, its head or its tail shows.
+        screen.wait(lambda lines: "stop timeout" in top(lines) or
+                    top(lines).startswith(("extend", "abandon", "or wait")),
+                    what="the notice of the deadline at the top of the pane")
+        row = top(screen.lines())
+        assert row.startswith("── stop timeout") and row.endswith("…"), screen.text()
+        kill_and_quit(screen)
+    finally:
+        screen.close()
+
+
 def test_ages_and_restart_countdowns_agree_and_never_go_back(installed, tmp_path):
     """One clock: a row's age and its pane's age are the same figure and only go up,
     across the 10 s step (up 9s, then up 10s, never back to up 5s) and while keys are

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from textual.containers import Container, Vertical
 from textual.geometry import Size
@@ -253,10 +254,17 @@ class OutputView(ScrollView, can_focus=False):
                 lines.append((buf.total, buf.partial, Stream.STDOUT))
             rows: list[Strip] = []
             for number, line, stream in reversed(lines):
-                rows[:0] = self._line_strips(console, number, line, stream, width)
+                strips = self._line_strips(console, number, line, stream, width)
+                room = height - len(rows)
+                if len(strips) > room:
+                    # The line at the top does not fit: its beginning, cut with "…", not
+                    # its tail ("wait)" alone, in a pane of two rows beside a question).
+                    rows[:0] = [*strips[:room - 1], _cut(strips[room - 1], width)]
+                    break
+                rows[:0] = strips
                 if len(rows) >= height:
                     break
-            return rows[-height:]
+            return rows
         top, into = self._space.at(int(self.scroll_y))
         lines = self._lines(top, height)
         if buf.partial and len(lines) < height:
@@ -293,6 +301,14 @@ class OutputView(ScrollView, can_focus=False):
     def text(self) -> str:
         """What the pane shows, as plain text (for tests and screen readers)."""
         return "\n".join(strip.text for strip in self._rows)
+
+
+def _cut(row: Strip, width: int) -> Strip:
+    """``row`` with its last cell a dim "…": the line goes on beyond it."""
+    return Strip.join([row.crop(0, max(0, width - 1)), Strip([Segment("…", _DIM)], 1)])
+
+
+_DIM = Style(dim=True)
 
 
 class ProcessPane(Vertical):
