@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -138,18 +137,14 @@ class Printer:
         return True
 
 
-def folded(lines: list[str], label: int, columns: int | None = None) -> list[str]:
-    """Lines of proctui's own (the summary, notices) as the terminal will show them: each
-    folded at a space to fit beside the printer's ``label | `` (``label`` wide), a
-    summary line's continuation indented under its outcome, so that the terminal never
-    breaks a word. ``columns`` None: stdout's, and if it is not a terminal, left as is."""
+def folded(lines: list[str], label: int, columns: int) -> list[str]:
+    """Lines of proctui's own (the summary, notices) as a terminal ``columns`` wide will
+    show them: each folded at a space to fit beside the printer's ``label | `` (``label``
+    wide), a summary line's continuation indented under its outcome, so that the
+    terminal never breaks a word."""
     import re
     import textwrap
 
-    if columns is None:
-        if not sys.stdout.isatty():
-            return lines
-        columns = os.get_terminal_size(sys.stdout.fileno()).columns
     room = columns - label - 3
     if room < 20:
         return lines
