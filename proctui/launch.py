@@ -198,18 +198,29 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
         where = f" --file {shlex.quote(str(file))}"
     else:
         where = f" --run-dir {shlex.quote(str(path))}"
-    say(f"proctui: {started} of {len(config.processes)} process"
-        f"{'es' if len(config.processes) != 1 else ''} started under a "
-        f"detached supervisor (pid {text})")
+    from proctui.frontends.printer import terminal_columns, wrap_words
+
+    # On a terminal, folded at spaces (the terminal cut "superviso" / "r (pid 2012)").
+    columns = terminal_columns(sys.stdout) or 1 << 20
+    for row in wrap_words(f"proctui: {started} of {len(config.processes)} process"
+                          f"{'es' if len(config.processes) != 1 else ''} started under a "
+                          f"detached supervisor (pid {text})", columns, 2):
+        say(row)
     for line in lines:
-        say(f"  {line}")
+        for row in wrap_words(f"  {line}", columns, 4):
+            say(row)
     for line in failures:
         say(line, err=True)
     for command, what in (("attach", "the console (d detaches again)"),
                           ("status", "one line per process"),
                           ("logs NAME -f", "follow a process's output"),
                           ("down", "stop everything, with countdowns")):
-        say(f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}")
+        line = f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}"
+        if len(line) <= columns:
+            say(line)
+        else:  # a command to copy stays whole: what it does goes above it
+            say(f"  # {what}")
+            say(f"  proctui {command}{where}")
     return 1 if failures else 0
 
 

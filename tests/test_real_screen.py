@@ -1050,6 +1050,51 @@ def test_the_folded_summary_never_strands_a_number_or_splits_a_set_phrase():
             assert len(piece) <= columns - 13 - 3 or " " not in piece.strip(), (columns, piece)
 
 
+def test_up_and_status_fold_their_words_to_the_terminal(installed, tmp_path):
+    """`proctui up` and `proctui status` at 60 columns: the terminal cut "superviso" /
+    "r (pid 2012)", "attache" / "d", and each hint's words. Folded now at spaces; the
+    commands to copy stay whole, what each does above it."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    proctui = str(installed / "venv/bin/proctui")
+    short = tempfile.mkdtemp(prefix="pt")  # the commands fit: a copied one stays whole
+    run_dir = f"{short}/r"
+    try:
+        screen = Screen([proctui, "up", "--run-dir", run_dir,
+                         "web=sleep 100", "crashes=sleep 0.2; exit 3"], tmp_path, 24, 60)
+        try:
+            assert screen.finish(timeout=60) == 0
+            screen.pump()
+            rows = [line for line in screen.lines() if line.strip()]
+            # A row of its own or a fold under it, never the terminal's wrap at column 0.
+            assert rows[0].startswith("proctui: 2 of 2 processes started") and \
+                all(row.startswith("  ") for row in rows[1:]), screen.text()
+            assert f"  proctui attach --run-dir {run_dir}" in rows, screen.text()
+            assert "  # the console (d detaches again)" in rows, screen.text()
+        finally:
+            screen.close()
+        screen = Screen([proctui, "status", "--run-dir", run_dir], tmp_path, 24, 60)
+        try:
+            assert screen.finish(timeout=60) == 0
+            screen.pump()
+            rows = [line for line in screen.lines() if line.strip()]
+            assert rows[0].startswith("NAME") and rows[1].startswith("web ") and \
+                rows[2].startswith("crashes "), screen.text()
+            footer = next(i for i, row in enumerate(rows) if row.startswith("supervisor pid"))
+            assert all(row.startswith("  ") for row in rows[3:footer] + rows[footer + 1:]), \
+                screen.text()
+            assert "consoles attached" in " ".join(" ".join(rows[footer:]).split()), \
+                screen.text()
+        finally:
+            screen.close()
+    finally:
+        subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                       timeout=60)
+        shutil.rmtree(short, ignore_errors=True)
+
+
 def test_proctuis_own_lines_fold_on_a_terminal_and_only_there():
     """A line of proctui's own (the attached console's "detached; ..." at 60 columns) is
     folded to the terminal the printer writes to, as wide as it is now; into a pipe it
@@ -1074,6 +1119,16 @@ def test_proctuis_own_lines_fold_on_a_terminal_and_only_there():
             assert len(rows) > 1 and all(len(r) <= columns and r.startswith("proctui | ")
                                          for r in rows), (columns, rows)
             assert " ".join(r[len("proctui | "):].strip() for r in rows) == words
+        # A word longer than the room (a 56-character name) is cut where the row ends:
+        # it went on at the terminal's first column, under no label.
+        name = "verylongprocessnamethatgoesonandonandon_abcdefghijklmnop"
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))
+        with open(os.dup(slave), "w", encoding="utf-8") as out:
+            Printer(["web"], out, False).say("started (pid 2418): trap '' TERM", name)
+        rows = os.read(master, 65536).decode().replace("\r\n", "\n").splitlines()
+        assert len(rows) > 1 and all(len(r) <= 60 and r.startswith("proctui | ")
+                                     for r in rows), rows
+        assert "".join(r[len("proctui | "):].strip() for r in rows).startswith(name), rows
     finally:
         os.close(master)
         os.close(slave)

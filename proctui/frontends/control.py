@@ -138,13 +138,20 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
 
         out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
         return 0
+    from proctui.frontends.printer import terminal_columns, wrap_words
+
     views = conn.ordered_views()
     rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now)) for v in views]
     head = ("NAME", "STATE", "PID", "")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    # On a terminal, folded at spaces: a detail under the detail column (if that leaves
+    # it room), the last line under itself (the terminal cut "attache" / "d").
+    columns = terminal_columns(out) or 1 << 20
     for row in [head, *rows]:
         line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
-        out.write(clean(f"{line}  {row[3]}".rstrip()) + "\n")
+        hang = len(line) + 2 if columns - len(line) - 2 >= 30 else 4
+        for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
+            out.write(piece + "\n")
     hello, state = conn.hello, conn.state
     up = duration(time.time() - float(hello.get("started") or time.time()))
     consoles = int(state.get("consoles") or 0)
@@ -156,7 +163,8 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     if state.get("shutting_down"):
         why = state.get("shutdown_why")
         words.append("stopping everything" + (f" ({why})" if why else ""))
-    out.write(clean(" · ".join(words)) + "\n")
+    for piece in wrap_words(clean(" · ".join(words)), columns, 2):
+        out.write(piece + "\n")
     return 0
 
 

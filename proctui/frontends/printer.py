@@ -109,18 +109,8 @@ class Printer:
         and the detach line were cut mid-word by the terminal). ``fold`` False: a command
         to copy, which a fold would break with labels."""
         line = f"{name}: {text}" if name else text
-        columns = self._columns() if fold else None
+        columns = terminal_columns(self.out) if fold else None
         self.lines(None, folded([line], self.width, columns) if columns else [line])
-
-    def _columns(self) -> int | None:
-        """The terminal's width, if the lines go to one: asked at each line of proctui's
-        own (few), so that a window made narrower meanwhile is folded for."""
-        out = self.out
-        try:
-            fd = out.fd if isinstance(out, Writer) else out.fileno()
-            return os.get_terminal_size(fd).columns if os.isatty(fd) else None
-        except (AttributeError, OSError, ValueError):
-            return None
 
     def write(self, text: str, count: int = 1) -> None:
         if isinstance(self.out, Writer):
@@ -143,7 +133,6 @@ def folded(lines: list[str], label: int, columns: int) -> list[str]:
     wide), a summary line's continuation indented under its outcome, so that the
     terminal never breaks a word."""
     import re
-    import textwrap
 
     room = columns - label - 3
     if room < 20:
@@ -153,19 +142,36 @@ def folded(lines: list[str], label: int, columns: int) -> list[str]:
         # "  name  outcome": a continuation goes under the outcome, if that leaves room.
         head = re.match(r"( *)\S+ {2,}(?=\S)", line)
         indent = len(line) - len(line.lstrip(" "))
-        hang = " " * (len(head.group(0)) if head else indent + 2)
-        if len(hang) > room // 2:
-            hang = " " * (indent + 2)
-        # A number stays with the word before it, and an outcome's set phrases stay
-        # whole: "exit code" above a lone "0", or "pid" above "27743 left running", read
-        # as two sentences.
-        glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
-                       "\x00", line)
-        # textwrap counts characters: a wide one (日) gets a mark after it that counts
-        # its second column, and goes once the line is folded.
-        glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued) if not glued.isascii() \
-            else glued
-        out += [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
-            glued, room, initial_indent="", subsequent_indent=hang, break_long_words=False,
-            break_on_hyphens=False, drop_whitespace=True)] or [line]
+        hang = len(head.group(0)) if head else indent + 2
+        out += wrap_words(line, room, hang if hang <= room // 2 else indent + 2)
     return out
+
+
+def wrap_words(line: str, room: int, hang: int) -> list[str]:
+    """``line`` folded at spaces into rows of ``room`` columns, each after the first
+    indented by ``hang``. A number stays with the word before it, and an outcome's set
+    phrases stay whole: "exit code" above a lone "0", or "pid" above "27743 left
+    running", read as two sentences. A word longer than a row is cut where the row ends
+    (it went on at the terminal's first column, under no label)."""
+    import re
+    import textwrap
+
+    glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
+                   "\x00", line)
+    # textwrap counts characters: a wide one (日) gets a mark after it that counts its
+    # second column, and goes once the line is folded.
+    if not glued.isascii():
+        glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued)
+    return [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
+        glued, room, initial_indent="", subsequent_indent=" " * hang, break_long_words=True,
+        break_on_hyphens=False, drop_whitespace=True)] or [line]
+
+
+def terminal_columns(stream: object) -> int | None:
+    """The width of the terminal ``stream`` writes to (a file, or a Writer), or None when
+    it is no terminal: asked for each time, as a window may have been resized."""
+    try:
+        fd = stream.fd if isinstance(stream, Writer) else stream.fileno()  # type: ignore[attr-defined]
+        return os.get_terminal_size(fd).columns if os.isatty(fd) else None
+    except (AttributeError, OSError, ValueError):
+        return None
