@@ -222,6 +222,23 @@ def test_long_names_leave_room_for_the_lane():
     assert all(len(line) <= 80 for line in pictures.text(picture, 80))
 
 
+def test_long_names_sharing_a_prefix_are_cut_in_the_middle_and_stay_apart():
+    """Two names sharing a long prefix both read "a-very-long-process-name │": cut at the
+    end, with no "…", they could not be told apart. Wide names are measured in columns."""
+    names = ["a-very-long-process-name-for-testing-the-table-width-01",
+             "a-very-long-process-name-for-testing-the-table-width-02", "日本語の名前"]
+    entries = [{"t": float(i), "kind": "start", "name": n} for i, n in enumerate(names)]
+    lanes = [line for line in pictures.text(pictures.build(entries), 80) if "│" in line]
+    heads = [line.split(" │")[0] for line in lanes[:3]]
+    assert "…" in heads[0] and heads[0].endswith("01") and heads[1].endswith("02"), heads
+    assert len({len(h) for h in heads[:2]}) == 1 and heads[2].startswith("日本語の名前")
+    from proctui.frontends.printer import cells
+
+    # Every lane's bar in the same column: 日本語の名前 takes 12 columns, not 6.
+    assert len({cells(line.split("│")[0]) for line in lanes[:3]}) == 1, lanes
+    assert all(len(line) <= 80 for line in lanes[:2])
+
+
 def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
     """Three processes started within milliseconds and running since: the picture runs to
     now ("2.5s in all" and more), each lane drawn, not to the last entry ("0.0s in all",

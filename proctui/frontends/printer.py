@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from proctui.core.output.lines import Chunk
@@ -35,6 +35,30 @@ def cells(text: str) -> int:
     from unicodedata import combining, east_asian_width
 
     return sum(0 if combining(c) else 2 if east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def cut_middle(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
+    """``text`` in exactly ``width`` terminal cells (as ``measure`` counts them): padded,
+    or cut in the middle with "…", so that names sharing a long prefix stay apart."""
+    if measure(text) <= width:
+        return text + " " * (width - measure(text))
+    if width <= 1:
+        return "…"[:width]
+    tail_room = (width - 1) * 2 // 5
+    head = _cells_from(text, width - 1 - tail_room, measure)
+    tail = _cells_from(text[::-1], tail_room, measure)[::-1]
+    cut = head + "…" + tail
+    return cut + " " * (width - measure(cut))
+
+
+def _cells_from(text: str, width: int, measure: Callable[[str], int]) -> str:
+    """The longest start of ``text`` that takes at most ``width`` cells."""
+    used = 0
+    for i, char in enumerate(text):
+        used += measure(char)
+        if used > width:
+            return text[:i]
+    return text
 
 
 class Printer:

@@ -263,7 +263,9 @@ def _step(ln: Lane, t: float, e: dict[str, object]) -> None:
 
 def text(picture: Picture, width: int = 100) -> list[str]:
     """Lanes as lines of text: ``name │ phases │ outcome``."""
-    names = min(max((len(ln.name) for ln in picture.lanes), default=4), max(4, width // 3))
+    from proctui.frontends.printer import cells, cut_middle
+
+    names = min(max((cells(ln.name) for ln in picture.lanes), default=4), max(4, width // 3))
     cols = max(10, width - names - 3)
     span = picture.end - picture.start
 
@@ -282,7 +284,8 @@ def text(picture: Picture, width: int = 100) -> list[str]:
         for t, label in ln.marks:
             row[col(t)] = "K" if label == "KILL" else "!" if label == "kill" else \
                 "▲" if label not in ("ready",) else "✓"
-        lines.append(f"{ln.name[:names].ljust(names)} │{''.join(row)}")
+        # Cut in the middle, by columns: names sharing a long prefix stay apart.
+        lines.append(f"{cut_middle(ln.name, names)} │{''.join(row)}")
         if ln.outcome:
             lines.append(f"{''.ljust(names)} │ {ln.outcome}"[:width])
         if ln.left_out:

@@ -16,6 +16,7 @@ from rich.text import Text
 from proctui.core.life.stop import Phase
 from proctui.core.output.text import clean
 from proctui.core.view import ProcessView
+from proctui.frontends.printer import cut_middle
 from proctui.frontends.words import (  # noqa: F401  (the console's words live with the others)
     Countdown,
     Look,
@@ -121,25 +122,7 @@ def name_cells(name: str, cells: int) -> str:
     """A process's name in exactly ``cells`` terminal cells (wide characters count two):
     padded, or cut in the middle with "…", so that names sharing a long prefix stay
     apart ("worker-with-a…-name-01", not "worker-with-a-long-n…" on every row)."""
-    if cell_len(name) <= cells:
-        return name + " " * (cells - cell_len(name))
-    if cells <= 1:
-        return "…"[:cells]
-    tail_room = (cells - 1) * 2 // 5
-    head = _cells_from(name, cells - 1 - tail_room)
-    tail = _cells_from(name[::-1], tail_room)[::-1]
-    cut = head + "…" + tail
-    return cut + " " * (cells - cell_len(cut))
-
-
-def _cells_from(text: str, cells: int) -> str:
-    """The longest start of ``text`` that takes at most ``cells`` cells."""
-    used = 0
-    for i, char in enumerate(text):
-        used += cell_len(char)
-        if used > cells:
-            return text[:i]
-    return text
+    return cut_middle(name, cells, cell_len)
 
 
 def fit(text: Text, room: int) -> Text:
