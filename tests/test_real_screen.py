@@ -291,11 +291,12 @@ def test_every_key_is_answered_on_screen(installed, tmp_path):
 
 def test_x_while_everything_stops_says_so(installed, tmp_path):
     """X (stop all now) after q, with everything stopping already: nothing changed and
-    nothing was said, where s, r and S each answered."""
+    nothing was said, where s, r and S each answered. The answer stands above the quit
+    panel: toasts covered its countdowns."""
     screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
                      str(tmp_path / "run"), "--stop-timeout", "30",
-                     "a=trap '' TERM; while :; do sleep 0.2; done", "b=sleep 100"],
-                    tmp_path, 24, 80)
+                     "a=trap '' TERM; while :; do sleep 0.2; done",
+                     "b=trap '' TERM; sleep 100"], tmp_path, 24, 80)
     try:
         screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
                     what="both running")
@@ -303,6 +304,11 @@ def test_x_while_everything_stops_says_so(installed, tmp_path):
         screen.wait_text("Quitting")
         screen.press(b"X")
         screen.wait_text("everything is already stopping")
+        # Above the quit panel, not over its countdowns ("SIGTERM sent 1.4s ag▌").
+        lines = screen.lines()
+        panel = lines[next(i for i, line in enumerate(lines) if "Quitting" in line):]
+        assert not any("▌" in line for line in panel), screen.text()
+        assert sum("SIGKILL in" in line for line in panel) == 2, screen.text()
         screen.press(b"q")  # again: kill all, once confirmed
         screen.wait_text("Yes")
         screen.press(b"y")
