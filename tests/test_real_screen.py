@@ -1069,13 +1069,14 @@ def test_up_and_status_fold_their_words_to_the_terminal(installed, tmp_path):
     run_dir = f"{short}/r"
     try:
         screen = Screen([proctui, "up", "--run-dir", run_dir,
-                         "web=sleep 100", "crashes=sleep 0.2; exit 3"], tmp_path, 24, 60)
+                         "web=sleep 100", "crashes=sleep 0.2; exit 3", "日本語=sleep 100"],
+                        tmp_path, 24, 60)
         try:
             assert screen.finish(timeout=60) == 0
             screen.pump()
             rows = [line for line in screen.lines() if line.strip()]
             # A row of its own or a fold under it, never the terminal's wrap at column 0.
-            assert rows[0].startswith("proctui: 2 of 2 processes started") and \
+            assert rows[0].startswith("proctui: 3 of 3 processes started") and \
                 all(row.startswith("  ") for row in rows[1:]), screen.text()
             assert f"  proctui attach --run-dir {run_dir}" in rows, screen.text()
             assert "  # the console (d detaches again)" in rows, screen.text()
@@ -1086,15 +1087,25 @@ def test_up_and_status_fold_their_words_to_the_terminal(installed, tmp_path):
             assert screen.finish(timeout=60) == 0
             screen.pump()
             rows = [line for line in screen.lines() if line.strip()]
-            assert rows[0].startswith("NAME") and rows[1].startswith("web ") and \
-                rows[2].startswith("crashes "), screen.text()
+            assert [row.split()[0] for row in rows[:4]] == ["NAME", "web", "crashes",
+                                                            "日本語"], screen.text()
             footer = next(i for i, row in enumerate(rows) if row.startswith("supervisor pid"))
-            assert all(row.startswith("  ") for row in rows[3:footer] + rows[footer + 1:]), \
+            assert all(row.startswith("  ") for row in rows[4:footer] + rows[footer + 1:]), \
                 screen.text()
             assert "consoles attached" in " ".join(" ".join(rows[footer:]).split()), \
                 screen.text()
         finally:
             screen.close()
+        # Into a pipe: one line each, the columns in line by terminal columns (日本語 is
+        # six: its row's STATE and PID stood three columns left of the others').
+        from proctui.frontends.printer import cells
+
+        piped = subprocess.run([proctui, "status", "--run-dir", run_dir], check=True,
+                               capture_output=True, text=True, timeout=60).stdout
+        table = piped.splitlines()[:4]
+        assert [row.split()[0] for row in table] == ["NAME", "web", "crashes", "日本語"]
+        at = {cells(row[:row.index(row.split()[1])]) for row in table}  # STATE's column
+        assert len(at) == 1 and len(piped.splitlines()) == 5, piped
     finally:
         subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
                        timeout=60)
@@ -1143,6 +1154,20 @@ def test_proctuis_own_lines_fold_on_a_terminal_and_only_there():
         Printer(["web"], out, False).say(words)
     with open(read, encoding="utf-8") as pipe:
         assert pipe.read() == f"proctui | {words}\n"
+
+
+def test_a_wide_name_longer_than_a_row_is_cut_between_characters():
+    """A 40-column 日本語 name in a 37-column row: the cut fell between a character and its
+    second column, the row came out 38 wide, and the terminal wrapped its last character
+    under no label."""
+    from proctui.frontends.printer import cells, wrap_words
+
+    for line in ("日本語のプロセス名前がとても長いです日本: stopped after 0.0s: exit code 0",
+                 "  日本語のプロセス名前がとても長いです日本語のプロセス名前  killed"):
+        for room in range(20, 61):
+            rows = wrap_words(line, room, 2)
+            assert all(cells(row) <= room for row in rows), (room, rows)
+            assert "".join(rows).replace(" ", "") == line.replace(" ", ""), (room, rows)
 
 
 def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():

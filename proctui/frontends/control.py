@@ -138,18 +138,20 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
 
         out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
         return 0
-    from proctui.frontends.printer import terminal_columns, wrap_words
+    from proctui.frontends.printer import cells, terminal_columns, wrap_words
 
     views = conn.ordered_views()
     rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now)) for v in views]
     head = ("NAME", "STATE", "PID", "")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    # In terminal columns: a 日本語 name is two a character (its row's columns went out).
+    widths = [max(cells(r[i]) for r in [head, *rows]) for i in range(3)]
     # On a terminal, folded at spaces: a detail under the detail column (if that leaves
     # it room), the last line under itself (the terminal cut "attache" / "d").
     columns = terminal_columns(out) or 1 << 20
     for row in [head, *rows]:
-        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3]))
-        hang = len(line) + 2 if columns - len(line) - 2 >= 30 else 4
+        line = "  ".join(cell + " " * (widths[i] - cells(cell))
+                         for i, cell in enumerate(row[:3]))
+        hang = cells(line) + 2 if columns - cells(line) - 2 >= 30 else 4
         for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
             out.write(piece + "\n")
     hello, state = conn.hello, conn.state

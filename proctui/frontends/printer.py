@@ -5,13 +5,17 @@ headless runner, ``proctui down``, and the summary a console prints when it clos
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from proctui.core.output.lines import Chunk
 from proctui.core.output.text import clean, needs_cleaning, plain_ascii
 from proctui.frontends.writer import Writer
+
+if TYPE_CHECKING:
+    import textwrap
 
 _COLOURS = ("36", "33", "32", "35", "34", "96", "93", "92", "95", "94")
 
@@ -178,7 +182,6 @@ def wrap_words(line: str, room: int, hang: int) -> list[str]:
     running", read as two sentences. A word longer than a row is cut where the row ends
     (it went on at the terminal's first column, under no label)."""
     import re
-    import textwrap
 
     glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
                    "\x00", line)
@@ -186,9 +189,34 @@ def wrap_words(line: str, room: int, hang: int) -> list[str]:
     # second column, and goes once the line is folded.
     if not glued.isascii():
         glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued)
-    return [piece.replace("\x00", " ").replace("\x01", "") for piece in textwrap.wrap(
-        glued, room, initial_indent="", subsequent_indent=" " * hang, break_long_words=True,
-        break_on_hyphens=False, drop_whitespace=True)] or [line]
+    wrapper = _wrapper()(room, initial_indent="", subsequent_indent=" " * hang,
+                         break_long_words=True, break_on_hyphens=False,
+                         drop_whitespace=True)
+    return [piece.replace("\x00", " ").replace("\x01", "") for piece in
+            wrapper.wrap(glued)] or [line]
+
+
+@functools.cache
+def _wrapper() -> type[textwrap.TextWrapper]:
+    import textwrap
+
+    class Wrapper(textwrap.TextWrapper):
+        """textwrap's, cutting a word too long for a row between two characters, never
+        between a wide one and the mark of its second column (the row came out a cell
+        too wide, its last character wrapped by the terminal under no label)."""
+
+        def _handle_long_word(self, reversed_chunks: list[str], cur_line: list[str],
+                              cur_len: int, width: int) -> None:
+            chunk = reversed_chunks[-1]
+            end = max(1, width - cur_len)
+            while 0 < end < len(chunk) and chunk[end] == "\x01":
+                end -= 1
+            if end == 0 and not cur_line:  # one wide character wider than the row
+                end = len(chunk) - len(chunk[1:].lstrip("\x01"))
+            cur_line.append(chunk[:end])
+            reversed_chunks[-1] = chunk[end:]
+
+    return Wrapper
 
 
 def terminal_columns(stream: object) -> int | None:
