@@ -678,6 +678,25 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
         screen.close()
 
 
+def test_a_questions_answer_to_a_key_is_in_the_dialog_not_over_it(installed, tmp_path):
+    """z at a question at 60x15: the toast saying the question comes first covered the
+    dialog's text and buttons (and at 80x24 the quit panel's countdowns). The dialog
+    says it in place of its keys, then shows them again."""
+    screen = asking(installed, tmp_path, 15, 60)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")  # armed
+        screen.press(b"z")
+        screen.wait_text("z: a question is open first")
+        assert "▌" not in screen.text(), screen.text()  # no toast
+        assert "Kill K" in screen.text(), screen.text()  # the buttons in view
+        screen.wait_text("kill now", timeout=10)  # its keys again
+        kill_and_quit(screen)
+    finally:
+        screen.close()
+
+
 def test_a_question_due_under_the_help_is_said(installed, tmp_path):
     """The help covers the whole screen: a decision that came due meanwhile gave no sign
     until Esc (10 s late in a trial). A toast says so; Esc then shows the question."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -126,7 +127,9 @@ class AskScreen(ModalScreen[Decision]):
         self.query_one("#ask-when", Static).update(Text(
             f"stop timeout reached, {started_words(v)} {since} ago{status}"))
         help_ = self.query_one("#ask-help", Static)
-        if not self.armed:
+        if self._said is not None and time.monotonic() < self._said[1]:
+            words = Text(self._said[0], style="bold yellow")
+        elif not self.armed:
             words = Text("arming: keys are ignored for a moment…", style="bold yellow")
         else:
             words = Text(wrap_items([
@@ -139,6 +142,16 @@ class AskScreen(ModalScreen[Decision]):
         if extend.label != (label := self._label("choose('extend')")):
             extend.label = label
             extend.refresh(layout=True)  # its width follows the label's ("Extend 799s ")
+
+    _said: tuple[str, float] | None = None  # the dialog's answer to a key, and until when
+
+    def notify(self, message: str, **options: Any) -> None:
+        # In the dialog, in place of its keys (which the answer names), not in a toast: at
+        # 60x15 a toast covered the dialog's text and buttons, and beside it the quit
+        # panel's countdowns.
+        self._said = (message, time.monotonic() + float(options.get("timeout") or 4))
+        if self.is_mounted:
+            self._draw()
 
     def on_key(self, event: events.Key) -> None:
         if not self.armed:
