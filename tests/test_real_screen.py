@@ -1211,6 +1211,34 @@ def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
             assert cells(piece) <= columns - 7 - 3 or " " not in piece.strip(), \
                 (columns, piece)
 
+def test_the_timeline_is_drawn_anew_when_the_terminal_changes_size(installed, tmp_path):
+    """t at 120x30, then 60x15: each lane kept its 120-column width and wrapped into three
+    rows, the name alone on the first; Esc and t again drew it right."""
+    name = "a-very-long-process-name-that-goes-on-and-on"
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), f"{name}=sleep 100", "b=sleep 100"],
+                    tmp_path, 30, 120, env={"COLUMNS": "", "LINES": ""})
+
+    def lane(lines: list[str]) -> bool:  # the name (cut in the middle) beside its lane
+        return any("…" in line and "│─" in line for line in lines)
+
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.press(b"t")
+        screen.wait_text("timeline of this run")
+        screen.resize(rows=15, columns=60)
+        screen.wait(lambda lines: lane(lines) and len(lines[0]) <= 60,
+                    what="the lanes drawn anew at 60 columns")
+        screen.press(KEYS["escape"])
+        screen.wait(lambda lines: "timeline of this run" not in "\n".join(lines) and
+                    "q Quit" in lines[-1], what="the timeline closed")
+        screen.press(b"q")
+        screen.finish()
+    finally:
+        screen.close()
+
+
 def test_the_help_keeps_its_place_when_the_terminal_changes_size(installed, tmp_path):
     """End at 120x30, then the terminal shrinks to 60x15: the end is still in view (the
     help showed its middle, the same line number in a text wrapped anew)."""

@@ -239,6 +239,26 @@ def test_long_names_sharing_a_prefix_are_cut_in_the_middle_and_stay_apart():
     assert all(len(line) <= 80 for line in lanes[:2])
 
 
+def test_long_outcomes_and_commands_fold_at_words_not_at_the_edge():
+    """At 60 and 80 columns an outcome read "killed with SIGKILL 10s after the stop request
+    (3s" and a command "stop ignorer-00-with-a-rather-long-name-to-test-": cut at the
+    edge, the rest lost. Folded at words now, every word kept."""
+    from proctui.frontends.printer import cells
+
+    name = "ignorer-00-with-a-rather-long-name-to-test-the-quit-panel-ok"
+    outcome = "killed with SIGKILL 10s after the stop request (3s stop timeout)"
+    entries = [{"t": 0.0, "kind": "start", "name": name},
+               {"t": 1.0, "kind": "command", "op": "stop", "name": name, "uid": 0},
+               {"t": 2.0, "kind": "outcome", "name": name, "text": outcome,
+                "outcome": "killed"}]
+    for width in (60, 80):
+        lines = pictures.text(pictures.build(entries), width)
+        assert all(cells(line) <= width for line in lines), (width, lines)
+        words = " ".join(" ".join(lines).replace("│", " ").split())
+        # (The name, longer than a row, is cut where the row ends.)
+        assert outcome in words and f"stop{name}uid0" in "".join(words.split()), lines
+
+
 def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
     """Three processes started within milliseconds and running since: the picture runs to
     now ("2.5s in all" and more), each lane drawn, not to the last entry ("0.0s in all",

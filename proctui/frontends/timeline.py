@@ -263,7 +263,7 @@ def _step(ln: Lane, t: float, e: dict[str, object]) -> None:
 
 def text(picture: Picture, width: int = 100) -> list[str]:
     """Lanes as lines of text: ``name │ phases │ outcome``."""
-    from proctui.frontends.printer import cells, cut_middle
+    from proctui.frontends.printer import cells, cut_middle, wrap_words
 
     names = min(max((cells(ln.name) for ln in picture.lanes), default=4), max(4, width // 3))
     cols = max(10, width - names - 3)
@@ -286,8 +286,9 @@ def text(picture: Picture, width: int = 100) -> list[str]:
                 "▲" if label not in ("ready",) else "✓"
         # Cut in the middle, by columns: names sharing a long prefix stay apart.
         lines.append(f"{cut_middle(ln.name, names)} │{''.join(row)}")
-        if ln.outcome:
-            lines.append(f"{''.ljust(names)} │ {ln.outcome}"[:width])
+        if ln.outcome:  # folded at words: cut at the edge, "(3s stop timeout)" was lost
+            lines += [f"{''.ljust(names)} │ {piece}"
+                      for piece in wrap_words(ln.outcome, max(20, width - names - 3), 2)]
         if ln.left_out:
             lines.append(f"{''.ljust(names)} │ ({ln.left_out} more marks, not drawn)")
     if picture.lanes_left_out:
@@ -295,13 +296,14 @@ def text(picture: Picture, width: int = 100) -> list[str]:
     if picture.shutdown is not None:
         at, why = picture.shutdown
         lines.append(f"{'▼'.rjust(names + 2 + col(at))}")
-        lines.append(f"the shutdown began at {at - picture.start:.1f}s: {why}"[:width])
+        lines += wrap_words(f"the shutdown began at {at - picture.start:.1f}s: {why}",
+                            width, 2)
     if picture.commands:
         earlier = picture.commands_left_out
         lines += ["", "commands" + (f" (the last {len(picture.commands)}; {earlier} before)"
                                     if earlier else "") + ":"]
-        lines += [f"  {seconds_span(t - picture.start):>8}  {label}"[:width]
-                  for t, label in picture.commands]
+        for t, label in picture.commands:
+            lines += wrap_words(f"  {seconds_span(t - picture.start):>8}  {label}", width, 14)
     marks = [f"{seconds_span(span)} in all", "┆ deadline",
              "▲ a signal, a wait, a stage, an extension or a decision", "K SIGKILL",
              "! kill decision", "✓ ready"]

@@ -174,7 +174,7 @@ class PaneActions(_Base):
         picture = timeline.build(entries, None if self.core.all_ended() else time.time())
         from proctui.frontends.console.reading import TimelineScreen
 
-        self.push_screen(TimelineScreen(timeline.text(picture, max(40, self.size.width - 8))))
+        self.push_screen(TimelineScreen(lambda width: timeline.text(picture, width)))
 
     def action_pick(self) -> None:
         """The process picker: Textual's command palette over the processes' names."""

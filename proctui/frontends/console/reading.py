@@ -3,6 +3,8 @@ timeline."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -107,9 +109,10 @@ class TimelineScreen(ReadingScreen):
     BINDINGS = [Binding("t", "close", "Close")]
     TITLE_WORDS = "timeline of this run"
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, draw: Callable[[int], list[str]]) -> None:
         super().__init__()
-        self.lines = lines
+        self.draw = draw  # its lines for a width: drawn anew at each size, not kept
 
     def body(self, columns: int) -> Text:
-        return Text("\n".join(self.lines))
+        # (Its lanes drawn at 120 columns wrapped into three rows each at 60.)
+        return Text("\n".join(self.draw(max(40, columns - 2))))
