@@ -142,7 +142,10 @@ BAD_TOML = [
     ('[processes.a]\ncmd = "x"\nstop_timeout = inf\n', "key 'stop_timeout'"),
     ('[processes.a]\ncmd = "x"\nstop_timeout = 1e300\n', "at most 8640000 seconds"),
     ('[processes.a]\ncmd = "x"\nmax_line_length = 10000000000\n', "key 'max_line_length'"),
-    (f'[processes.{"n" * 500}]\ncmd = "x"\n', "process name is too long"),
+    (f'[processes.{"n" * 500}]\ncmd = "x"\n', "process name is too long (at most 64"),
+    # 26 characters: not "at most 64 characters", but the limit it is over.
+    ('[processes."日本語のプロセス名前がとても長いです日本語のプロセス"]\ncmd = "x"\n',
+     "too long for a file name: 234 characters percent-encoded, at most 200"),
     ('[processes.a]\ncmd = "x"\nstop_signal = "SIGSTOP"\n', "cannot stop one"),
     ('[processes.a]\ncmd = "x"\nstop_signal = "RTMIN+99"\n', "not a signal on this system"),
     ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),

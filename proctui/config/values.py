@@ -206,9 +206,14 @@ def check_name(name: object, where: Where) -> str:
         raise where.error(None, f"process name {name!r} contains a control character")
     if name != name.strip():
         raise where.error(None, f"process name {name!r} starts or ends with a space")
-    if len(name) > MAX_NAME_LENGTH or len(quote(name, safe="")) > 200:
+    if len(name) > MAX_NAME_LENGTH:
         raise where.error(None, f"process name is too long (at most {MAX_NAME_LENGTH} "
                                 "characters)")
+    if (encoded := len(quote(name, safe=""))) > 200:  # a file name in the run directory
+        # (It said "at most 64 characters" of a 26-character 日本語 name.)
+        raise where.error(None, f"process name is too long for a file name: {encoded} "
+                                "characters percent-encoded, at most 200 (about 22 "
+                                "characters of Japanese, Chinese or Korean)")
     if "\0" in name:
         raise where.error(None, "process name contains NUL")
     if name == "proctui":  # its lines would read as proctui's own ("proctui | ...")
