@@ -649,6 +649,7 @@ def test_ages_change_each_second_then_each_ten_then_each_minute():
 
 def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():
     from proctui.frontends.console.dialogs import listed
+    from proctui.frontends.printer import cells
 
     items = tuple(f"p{i} (pid {1000 + i})" for i in range(1, 26))
     assert listed(items, 72, 20, "Left running:")[-1].endswith("p25 (pid 1025)")
@@ -657,6 +658,15 @@ def test_a_list_in_a_dialog_fits_its_rows_and_counts_the_rest():
         assert len(lines) <= rows and all(len(line) <= 40 for line in lines), lines
         more = int(re.search(r"\+(\d+) more$", lines[-1]).group(1))
         assert len(re.findall(r"p\d+ \(pid \d+\)", " ".join(lines))) + more == 25
+    # A name as long as the row, with its comma: one column too wide, Textual wrapped it
+    # again, "(pid" above "20135),". Cut in the middle to fit, the pid kept; by columns.
+    long = "ignorer-00-with-a-rather-long-name-to-test-the-quit" + "-panel-ok (pid 20135)"
+    for width in (40, 56, 72):
+        lines = listed((long, "日本語のプロセス名前がとても長いです日本 (pid 7)", "b (pid 2)"),
+                       width, 10, "Left running:")
+        assert all(cells(line) <= width for line in lines), (width, lines)
+        assert all(line.count("(pid") == line.count(")") for line in lines), lines
+        assert "20135)," in " ".join(lines) and "b (pid 2)" in lines[-1], lines
 
 
 async def test_the_picker_takes_names_as_text_never_markup():

@@ -233,15 +233,20 @@ def listed(items: tuple[str, ...], width: int, rows: int, prefix: str = "") -> l
     """``items`` packed into at most ``rows`` lines of at most ``width`` cells, comma
     separated, never one cut across lines; what does not fit is counted in a last
     "+N more". Lines are made here so that nothing re-wraps them."""
+    from proctui.frontends.printer import cells, cut_middle
+
     width, rows = max(12, width), max(1, rows)
-    items = tuple(item if len(item) <= width else item[: width - 1] + "…" for item in items)
+    # Room for its comma too, by columns, cut in the middle: a name and "(pid N)," one
+    # column too wide were wrapped again by Textual, "(pid" above "20135),".
+    items = tuple(item if cells(item) < width else cut_middle(item, width - 1).rstrip()
+                  for item in items)
 
     def pack(pieces: list[str]) -> list[str]:
         out: list[str] = []
         line = prefix
         for i, piece in enumerate(pieces):
             piece += "," if i < len(pieces) - 1 else ""
-            if line and len(line) + 1 + len(piece) > width:
+            if line and cells(line) + 1 + cells(piece) > width:
                 out.append(line)
                 line = piece
             else:
