@@ -1211,6 +1211,25 @@ def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
             assert cells(piece) <= columns - 7 - 3 or " " not in piece.strip(), \
                 (columns, piece)
 
+def test_with_wrap_off_a_match_past_the_cut_is_shown(installed, tmp_path):
+    """w (wrap off), then /END42: "match 1 of 1", the pane held at the line, but the line
+    was cut well before END42, and nothing showed which line matched. It is shown from
+    a little before the match, after a "…". ("/END42⏎" in one write lost its Enter.)"""
+    screen = console(installed, tmp_path, "long=printf 'start %0200d END42 tail\\n' 7; "
+                     "echo short; sleep 100", rows=24, columns=80)
+    try:
+        screen.wait_text("short")
+        screen.press(b"w")
+        screen.wait_text("wrap off")
+        screen.press(b"/END42\r")  # in one write, as pasted: the Enter typed ahead too
+        screen.wait(lambda lines: any(line.startswith("…") and "END42 tail" in line
+                                      for line in lines), what="the match in view")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
 def test_the_timeline_is_drawn_anew_when_the_terminal_changes_size(installed, tmp_path):
     """t at 120x30, then 60x15: each lane kept its 120-column width and wrapped into three
     rows, the name alone on the first; Esc and t again drew it right."""

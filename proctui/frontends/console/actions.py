@@ -198,6 +198,8 @@ class PaneActions(_Base):
         assert typed is not None
         if event.is_printable and event.character:
             typed.append(event.character)
+        elif event.key == "enter":  # "/term⏎" pasted, or typed fast: the search runs
+            typed.append("\r")
         elif event.key == "backspace":
             del typed[-1:]
         else:
@@ -211,7 +213,10 @@ class PaneActions(_Base):
 
         typed, self._typed_ahead = self._typed_ahead, None
         if typed and isinstance(event.widget, Input):
-            event.widget.insert_text_at_cursor("".join(typed))
+            text, enter, _after = "".join(typed).partition("\r")
+            event.widget.insert_text_at_cursor(text)
+            if enter and event.widget.id == "search":  # (the picker's list is not yet in)
+                self.call_later(event.widget.action_submit)
 
     _note: tuple[str, dict[str, Any]] | None = None  # the newest answer, not yet shown
 

@@ -47,6 +47,8 @@ class LineDrawer:
         if search:
             text.highlight_words([search], style="reverse bold" if current else "reverse",
                                  case_sensitive=False)
+            if not wrap:
+                text = _to_match(text, search, width)
         cached = self._strips[key] = [
             Strip(segments(piece, console) if piece.cell_len else [Segment("")])
             .crop_extend(0, width, base).apply_style(base)
@@ -59,6 +61,19 @@ def text_of(line: str, stream: int) -> Text:
     if stream == Stream.PROCTUI:
         return Text("── " + line, style=_STREAM_STYLE[Stream.PROCTUI], no_wrap=True)
     return ansi_text(line, _STREAM_STYLE.get(stream, ""))
+
+
+def _to_match(text: Text, search: str, width: int) -> Text:
+    """With wrap off, a line whose first match lies past the cut is shown from a little
+    before it, after a "…": the pane held at "match 1 of 1" showed the line cut well
+    before it, and nothing of the match."""
+    at = text.plain.lower().find(search.lower())
+    if at < 0 or text.cell_len <= width or at + len(search) < width - 1:
+        return text
+    start = max(0, at - width // 3, at + len(search) - (width - 2))
+    shown = Text("…", style="dim")
+    shown.append_text(text[start:])
+    return shown
 
 
 def pieces(console: Console, text: Text, width: int, wrap: bool) -> list[Text]:
