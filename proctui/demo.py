@@ -24,7 +24,7 @@ HINT = (("quit", "quits, with countdowns"), ("extend", "extends"), ("abandon", "
         ("kill", "kills"), ("select(1)", "selects"), ("help", "help"))
 
 TEMPLATE = """\
-# The proctui demo. Copy it, edit it, run it with: proctui run -f demo.toml
+# The proctui demo. Save it as proctui.toml, edit it, and run it with: proctui run
 [defaults]
 stop_timeout = 5        # seconds from SIGTERM to the timeout action
 kill_timeout = 3        # seconds after SIGKILL before giving up

@@ -847,3 +847,21 @@ async def test_help_opens_over_a_question_and_closes_back_to_it():
         await until(pilot, lambda: app.screen is question, what="the question again")
         assert view(sup, "stub").phase is Phase.DECIDING
         sup.kill("stub")
+
+
+def test_the_commands_a_waiting_decision_offers_run_as_printed():
+    """status offered "(proctui kill|extend|abandon alpha (leftover), ...)": pasted as
+    printed, the unquoted parentheses were a shell syntax error."""
+    import shlex
+
+    from proctui.frontends.control import detail
+    from tests import fake_core
+
+    now = fake_core.NOW
+    view = fake_core.view("alpha (leftover)", Phase.DECIDING, decision_since=now - 5,
+                          stop_requested_at=now - 8)
+    words = detail(view, now)
+    assert "proctui kill|extend|abandon 'alpha (leftover)'" in words, words
+    command = words.split("(proctui ", 1)[1].split(", or")[0].replace("kill|extend|abandon",
+                                                                       "kill")
+    assert shlex.split(command) == ["kill", "alpha (leftover)"], command

@@ -534,6 +534,13 @@ def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(serve
             said = capsys.readouterr().err
             assert said == ("proctui: 200 of the last 300 lines of many are no longer kept "
                             "(its scrollback is smaller)\n" if asked == 300 else ""), said
+        # More than were ever printed: their count, not "the last 9000" of 5,000 or so.
+        assert logs(conn, "many", follow=False, lines=9000, out=io.StringIO()) == 0
+        said = capsys.readouterr().err
+        gone, of = map(int, re.fullmatch(r"proctui: (\d+) of the (\d+) lines of many are no "
+                                         r"longer kept \(its scrollback is smaller\)\n",
+                                         said).groups())
+        assert of - gone == 100 and 5000 <= of < 9000, said
         page = conn.call(commands.Tail("many", start=7))  # from a line long gone
         assert page.first == page.total - 100 and len(page.lines) == 100 and not page.more
     finally:

@@ -8,6 +8,7 @@ within one schema number, never renamed or given another meaning.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -188,7 +189,7 @@ def why(v: ProcessView, now: float) -> str:
     if phase is Phase.DECIDING:
         since = f" for {now - v.decision_since:.0f}s" if v.decision_since else ""
         return (f"deciding: its stop timeout was reached; a decision has been waiting"
-                f"{since} (proctui kill|extend|abandon {v.name})")
+                f"{since} (proctui kill|extend|abandon {shlex.quote(v.name)})")
     if phase.stopping:
         cd = countdown(v, now)
         return f"{phase.value}: {cd.text}" if cd is not None else phase.value

@@ -115,7 +115,7 @@ def detail(view: ProcessView, now: float) -> str:
         so_far = "" if waited is None else \
             f", {f'{max(0, int(waited))}s' if waited < 60 else duration(waited)} so far"
         return (f"stop timeout reached: waiting for a decision{so_far} (proctui "
-                f"kill|extend|abandon {view.name}, or proctui attach)")
+                f"kill|extend|abandon {shlex.quote(view.name)}, or proctui attach)")
     if phase.stopping:
         cd = countdown(view, now)
         return cd.text if cd is not None else phase.value

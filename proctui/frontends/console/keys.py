@@ -47,7 +47,8 @@ MAIN: tuple[Key, ...] = (
     Key("adopt", "A", "A", "Adopt", "adopt a held leftover: watch it, stop it on quit",
         "Process", bar=8),
     Key("quit", "q", "q", "Quit", "stop everything with countdowns, then exit (again: kill "
-        "all); in an attached console it asks, and detach is the default", "Quit", bar=1),
+        "all, asks first); in an attached console it asks, and detach is the default",
+        "Quit", bar=1),
     Key("quit", "ctrl+c,ctrl+q", "^c ^q", "Quit", "the same as q", "Quit", priority=True),
     Key("abandon_and_exit", "Q", "Q", "Abandon all", "abandon whatever still runs and exit "
         "(asks first)", "Quit"),

@@ -62,7 +62,7 @@ class ShutdownPanel(Widget):
         width = self.size.width
         again, abandon = shown("quit"), shown("abandon_and_exit")
         title = (f"Quitting: waiting for {count} process{'es' if count != 1 else ''} to stop"
-                 f" · {again}{'' if self.elsewhere else ' again'}: kill all now · "
+                 f" · {again}{'' if self.elsewhere else ' again'}: kill all (asks) · "
                  f"{abandon}: abandon all and exit")
         if len(title) > width:  # one line, always: the rows below must all stay in view
             title = f"Quitting: {count} stopping · {again}: kill all · {abandon}: abandon all"
