@@ -25,8 +25,8 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     wanted = 0 if lines is None else max(0, page.total - lines)
     if lines is not None and page.ok and page.first > wanted:
         # (Of fewer lines than asked, their count: "the last 1000" of 501 overstated it.)
-        asked = f"the last {lines}" if page.total >= lines else f"the {page.total}"
-        _aside(f"{page.first - wanted} of {asked} lines of {name} are no longer kept (its "
+        of = f"the last {lines}" if page.total >= lines else f"the {page.total}"
+        _aside(f"{page.first - wanted} of {of} lines of {name} are no longer kept (its "
                "scrollback is smaller)")
     while True:  # a page at a time: the supervisor bounds each reply
         if page.fault is commands.Fault.UNKNOWN_NAME:
