@@ -3,6 +3,7 @@ prove it, stop it, and never start a second copy alongside."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -146,3 +147,40 @@ def test_survivors_no_record_proves_are_held_and_their_successor_waits(harness, 
         assert alive(member)
     finally:
         os.kill(member, signal.SIGKILL)
+
+
+def test_a_copy_waiting_for_its_leftover_says_so(tmp_path):
+    """While its leftover from a killed proctui was being stopped, the new copy said only
+    "starting" (status, why, the console's row), for as long as that took."""
+    from tests.children import STUBBORN
+
+    run_dir = tmp_path / "run"
+    args = [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir", str(run_dir),
+            "--stop-timeout", "60", f"web={shlex.join([PY, '-c', STUBBORN])}"]
+    first = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
+    old = int(record(run_dir, "web", None)["pid"])  # type: ignore[call-overload]
+    second = None
+    try:
+        wait_until(lambda: json.loads((run_dir / "web.pid").read_text())["cmdline"][0] == PY,
+                   what="the PID file to settle")
+        first.kill()
+        first.wait()
+        second = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+
+        def said(*command: str) -> str:
+            return subprocess.run([sys.executable, "-m", "proctui", *command, "--run-dir",
+                                   str(run_dir)], capture_output=True, text=True,
+                                  timeout=30).stdout
+
+        wait_until(lambda: "waiting for web (leftover) to end before it starts"
+                   in said("why", "web"), timeout=30, what="why to say so")
+        assert re.search(r"^web +starting +- +waiting for web \(leftover\) to end$",
+                         said("status"), re.M), said("status")
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(old, signal.SIGKILL)

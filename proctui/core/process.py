@@ -149,7 +149,10 @@ class Managed:
             ready_check=self.spec.ready.describe() if self.spec.ready is not None else "",
             decision_since=self._decision_since(phase, s.decisions if s else 0),
             notify_dropped=self.notify_dropped,
-            waiting_for=self.waiting_for if phase is Phase.WAITING else (),
+            # Blocked by its own leftover, it said "starting" for as long as that lasted.
+            waiting_for=self.waiting_for if phase is Phase.WAITING else
+            (f"{self.spec.name} (leftover) to end",) if self.life.stage is Stage.BLOCKED
+            else (),
             stops_after=self.stops_after,
             silent_since=self.silent_since if live else None,
             stage=self.life.stop_stage,

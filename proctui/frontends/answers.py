@@ -179,7 +179,8 @@ def why(v: ProcessView, now: float) -> str:
     if phase is Phase.WAITING:
         return f"waiting for {', '.join(v.waiting_for) or 'its turn'} before it starts"
     if phase is Phase.STARTING:
-        return "starting"
+        return f"waiting for {v.waiting_for[0]} before it starts" if v.waiting_for else \
+            "starting"
     if phase is Phase.BACKOFF:
         due = max(0.0, (v.restart_at or now) - now)
         last = f" after {o.text}" if o is not None else ""

@@ -119,8 +119,10 @@ def detail(view: ProcessView, now: float) -> str:
     if phase.stopping:
         cd = countdown(view, now)
         return cd.text if cd is not None else phase.value
+    if phase in (Phase.WAITING, Phase.STARTING) and view.waiting_for:
+        return f"waiting for {', '.join(view.waiting_for)}"
     if phase is Phase.WAITING:
-        return f"waiting for {', '.join(view.waiting_for)}" if view.waiting_for else "waiting"
+        return "waiting"
     if phase is Phase.BACKOFF:
         due = f"restarts in {max(0.0, (view.restart_at or now) - now):.1f}s"
         return f"{due} (last: {view.outcome.text})" if view.outcome else due

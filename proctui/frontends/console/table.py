@@ -140,7 +140,7 @@ class ProcessTable(Widget):
             words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
             words = restart_words(view, now)
-        elif view.phase is Phase.WAITING and view.waiting_for:
+        elif view.phase in (Phase.WAITING, Phase.STARTING) and view.waiting_for:
             words = f"waiting for {', '.join(view.waiting_for)}"
         elif view.phase is Phase.HELD:
             words = f"held: {view.held}"
