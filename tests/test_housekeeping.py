@@ -8,6 +8,7 @@ unfreeze to undo it hands a later full collection the whole heap, 35 ms or more)
 from __future__ import annotations
 
 import asyncio
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -83,3 +84,15 @@ def test_a_start_up_that_never_ends_holds_the_walks_for_a_bounded_time():
 
 def test_a_stop_during_the_start_up_is_watched_at_once():
     assert first_walk(paused=True, stopping=True) < 0.8
+
+
+def test_a_run_the_walk_did_not_see_is_not_measured_as_nothing():
+    """A leftover's leader outside the walk read "0B" in the table and memory_bytes 0 in
+    status --json while it used 9.7 MB: nothing seen is not measured (None, shown "-"),
+    not zero."""
+    from proctui.core.os.procfs import ProcTable
+    from proctui.core.os.usage import usage_of
+
+    run = SimpleNamespace(pid=os.getpid(), pgid=None, token="t", live=True)
+    lineage = SimpleNamespace(members=lambda _run: [])
+    assert usage_of(run, lineage, ProcTable(), {}) is None  # type: ignore[arg-type]

@@ -42,6 +42,8 @@ def usage_of(run: Measured, lineage: Lineage, table: ProcTable,
     if run.pgid is not None:
         for st in table.members(run.pgid):
             members.setdefault(st.pid, st)
+    if not members:  # none of it in the walk (a leftover's leader): not measured, not 0 B
+        return None
     cpu = sum(st.cpu_ticks for st in members.values()) / _TICKS
     rss = sum(st.rss_pages for st in members.values()) * _PAGE
     now = time.monotonic()
