@@ -536,3 +536,32 @@ async def test_a_link_through_a_child_killed_comes_back_and_detach_ends_every_ch
                 child.kill()
                 child.wait()
         box.close()
+
+
+def test_a_link_lost_to_silence_counts_its_age_from_the_last_word(tmp_path):
+    """A supervisor stopped (SIGSTOP): "no answer from the supervisor for 9s", then
+    "reconnecting · link lost 0s ago", its age counted again from the redial. It counts
+    from the supervisor's last word."""
+    import os
+    import signal
+    import sys
+    import time
+
+    run_dir = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "proctui", "up", "--run-dir", str(run_dir),
+                    "web=sleep 100"], check=True, capture_output=True, timeout=60)
+    core = RemoteCore.at(run_dir)
+    pid = int(core.conn.hello["pid"])
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        wait_until(lambda: core.link is not None, timeout=40, what="the link given up")
+        link = core.link
+        assert link is not None
+        # Lost when it fell silent (about when it was stopped), not 10 s later.
+        assert link.since <= stopped + 2.0, (link.since - stopped)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        core.close()
+        subprocess.run([sys.executable, "-m", "proctui", "down", "--run-dir", str(run_dir)],
+                       capture_output=True, timeout=60)

@@ -118,7 +118,8 @@ class RemoteCore:
             conn.close()  # at once: a dial's child (ssh) must not outlive its link
             self._fail_pending(Fault.GONE, f"the link dropped before the supervisor "
                                            f"answered ({why}): it may or may not be done")
-            found = self._redial(self.dial, why)
+            found = self._redial(self.dial, why, self._lost_at)
+            self._lost_at = None
             if found is None:
                 return
             conn = found
@@ -139,13 +140,19 @@ class RemoteCore:
         except NotAnswering as e:
             if self.dial is None:
                 self.not_answering = e
+            self._lost_at = conn.heard  # lost when it fell silent, not when we gave up
             return str(e), False
         except (OSError, ValueError, KeyError, TypeError) as e:
             return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False
 
-    def _redial(self, dial: Callable[[], Connection], why: str) -> Connection | None:
-        """Dial until a link is made (None: closed, or the supervisor has ended)."""
-        since, tries = time.monotonic(), 0
+    _lost_at: float | None = None  # a silent link's last word (time.monotonic())
+
+    def _redial(self, dial: Callable[[], Connection], why: str,
+                since: float | None = None) -> Connection | None:
+        """Dial until a link is made (None: closed, or the supervisor has ended).
+        ``since``: when the link was lost, if before now (the banner read "link lost 0s
+        ago" after "no answer from the supervisor for 9s")."""
+        since, tries = since if since is not None else time.monotonic(), 0
         while True:
             delay = self._backoff.next()
             self._tell(Reconnecting(since, why, time.monotonic() + delay, tries))
