@@ -118,8 +118,7 @@ class RemoteCore:
             conn.close()  # at once: a dial's child (ssh) must not outlive its link
             self._fail_pending(Fault.GONE, f"the link dropped before the supervisor "
                                            f"answered ({why}): it may or may not be done")
-            found = self._redial(self.dial, why, self._lost_at)
-            self._lost_at = None
+            found, self._lost_at = self._redial(self.dial, why, self._lost_at), None
             if found is None:
                 return
             conn = found
@@ -145,14 +144,11 @@ class RemoteCore:
         except (OSError, ValueError, KeyError, TypeError) as e:
             return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False
 
-    _lost_at: float | None = None  # a silent link's last word (time.monotonic())
-
+    _lost_at: float | None = None  # a silent link's last word: "lost 0s ago" after 9s silent
     def _redial(self, dial: Callable[[], Connection], why: str,
                 since: float | None = None) -> Connection | None:
-        """Dial until a link is made (None: closed, or the supervisor has ended).
-        ``since``: when the link was lost, if before now (the banner read "link lost 0s
-        ago" after "no answer from the supervisor for 9s")."""
-        since, tries = since if since is not None else time.monotonic(), 0
+        """Dial until a link is made (None: closed, or the supervisor ended); lost ``since``."""
+        since, tries = since or time.monotonic(), 0
         while True:
             delay = self._backoff.next()
             self._tell(Reconnecting(since, why, time.monotonic() + delay, tries))
