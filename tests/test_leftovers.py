@@ -153,6 +153,7 @@ def test_a_copy_waiting_for_its_leftover_says_so(tmp_path):
     """While its leftover from a killed proctui was being stopped, the new copy said only
     "starting" (status, why, the console's row), for as long as that took."""
     from tests.children import STUBBORN
+    from tests.test_hangup import handles_term
 
     run_dir = tmp_path / "run"
     args = [sys.executable, "-m", "proctui", "run", "--headless", "--run-dir", str(run_dir),
@@ -163,6 +164,9 @@ def test_a_copy_waiting_for_its_leftover_says_so(tmp_path):
     try:
         wait_until(lambda: json.loads((run_dir / "web.pid").read_text())["cmdline"][0] == PY,
                    what="the PID file to settle")
+        # Its SIGTERM ignored before proctui goes: else the next run's stop ends it at
+        # once, and the copy waits for it too briefly to be seen waiting (a loaded CI).
+        wait_until(lambda: handles_term(old), what="the handler")
         first.kill()
         first.wait()
         second = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -173,8 +177,16 @@ def test_a_copy_waiting_for_its_leftover_says_so(tmp_path):
                                    str(run_dir)], capture_output=True, text=True,
                                   timeout=30).stdout
 
-        wait_until(lambda: "waiting for web (leftover) to end before it starts"
-                   in said("why", "web"), timeout=30, what="why to say so")
+        last: list[str] = []
+
+        def waiting() -> bool:
+            last[:] = [said("why", "web")]
+            return "waiting for web (leftover) to end before it starts" in last[0]
+
+        try:
+            wait_until(waiting, timeout=30, what="why to say so")
+        except AssertionError:
+            raise AssertionError(f"why said {last!r}; status: {said('status')!r}") from None
         assert re.search(r"^web +starting +- +waiting for web \(leftover\) to end$",
                          said("status"), re.M), said("status")
     finally:
