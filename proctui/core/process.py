@@ -151,8 +151,8 @@ class Managed:
             notify_dropped=self.notify_dropped,
             # Blocked by its own leftover, it said "starting" for as long as that lasted.
             waiting_for=self.waiting_for if phase is Phase.WAITING else
-            (f"{self.spec.name} (leftover) to end",) if self.life.stage is Stage.BLOCKED
-            else (),
+            (f"{self.blocked_by.name} to end",) if self.life.stage is Stage.BLOCKED and
+            self.blocked_by is not None else (),
             stops_after=self.stops_after,
             silent_since=self.silent_since if live else None,
             stage=self.life.stop_stage,
