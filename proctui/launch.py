@@ -201,7 +201,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     from proctui.frontends.printer import terminal_columns, wrap_words
 
     # On a terminal, folded at spaces (the terminal cut "superviso" / "r (pid 2012)").
-    columns = terminal_columns(sys.stdout) or 1 << 20
+    columns = terminal_columns(sys.stdout)
     for row in wrap_words(f"proctui: {started} of {len(config.processes)} process"
                           f"{'es' if len(config.processes) != 1 else ''} started under a "
                           f"detached supervisor (pid {text})", columns, 2):
@@ -216,7 +216,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
                           ("logs NAME -f", "follow a process's output"),
                           ("down", "stop everything, with countdowns")):
         line = f"  proctui {command}{where}".ljust(len(where) + 24) + f"  # {what}"
-        if len(line) <= columns:
+        if columns is None or len(line) <= columns:
             say(line)
         else:  # a command to copy stays whole: what it does goes above it
             say(f"  # {what}")

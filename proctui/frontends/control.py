@@ -149,11 +149,12 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     widths = [max(cells(r[i]) for r in [head, *rows]) for i in range(3)]
     # On a terminal, folded at spaces: a detail under the detail column (if that leaves
     # it room), the last line under itself (the terminal cut "attache" / "d").
-    columns = terminal_columns(out) or 1 << 20
+    columns = terminal_columns(out)
     for row in [head, *rows]:
         line = "  ".join(cell + " " * (widths[i] - cells(cell))
                          for i, cell in enumerate(row[:3]))
-        hang = cells(line) + 2 if columns - cells(line) - 2 >= 30 else 4
+        used = cells(line)
+        hang = used + 2 if columns and columns - used - 2 >= 30 else 4
         for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
             out.write(piece + "\n")
     hello, state = conn.hello, conn.state

@@ -175,14 +175,17 @@ def folded(lines: list[str], label: int, columns: int) -> list[str]:
     return out
 
 
-def wrap_words(line: str, room: int, hang: int) -> list[str]:
+def wrap_words(line: str, room: int | None, hang: int) -> list[str]:
     """``line`` folded at spaces into rows of ``room`` columns, each after the first
-    indented by ``hang``. A number stays with the word before it, and an outcome's set
-    phrases stay whole: "exit code" above a lone "0", or "pid" above "27743 left
-    running", read as two sentences. A word longer than a row is cut where the row ends
-    (it went on at the terminal's first column, under no label)."""
+    indented by ``hang`` (``room`` None, no terminal: the line as it is). A number stays
+    with the word before it, and an outcome's set phrases stay whole: "exit code" above a
+    lone "0", or "pid" above "27743 left running", read as two sentences. A word longer
+    than a row is cut where the row ends (it went on at the terminal's first column,
+    under no label)."""
     import re
 
+    if room is None:
+        return [line]
     glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
                    "\x00", line)
     # textwrap counts characters: a wide one (日) gets a mark after it that counts its
