@@ -110,7 +110,7 @@ class RemoteCore:
         conn = self.conn
         while True:
             up = time.monotonic()
-            why, final = self._read(conn)
+            why, final, lost = self._read(conn)
             if final or self.dial is None or self._closing.is_set():
                 self._end(why)
                 return
@@ -118,33 +118,32 @@ class RemoteCore:
             conn.close()  # at once: a dial's child (ssh) must not outlive its link
             self._fail_pending(Fault.GONE, f"the link dropped before the supervisor "
                                            f"answered ({why}): it may or may not be done")
-            found, self._lost_at = self._redial(self.dial, why, self._lost_at), None
+            found = self._redial(self.dial, why, lost)
             if found is None:
                 return
             conn = found
 
-    def _read(self, conn: Connection) -> tuple[str, bool]:
-        """Events until this connection ends: why, and whether that is final (the
-        supervisor said goodbye or refused us) rather than a link that dropped."""
+    def _read(self, conn: Connection) -> tuple[str, bool, float | None]:
+        """Events until this connection ends: why, whether that is final (the supervisor
+        said goodbye or refused us) rather than a link that dropped, and when a link that
+        fell silent was last heard."""
         try:
             while True:
                 message = conn.event()
                 if message is None:
                     # Its goodbye: the last state says everything ended, then it closes.
                     ended = self.all_ended() or self.dial is None
-                    return (GONE if ended else "the connection closed"), ended
+                    return (GONE if ended else "the connection closed"), ended, None
                 self._apply(message)
                 if message.get("t") == "error":
-                    return f"the supervisor refused us: {message.get('error')}", True
+                    return f"the supervisor refused us: {message.get('error')}", True, None
         except NotAnswering as e:
             if self.dial is None:
                 self.not_answering = e
-            self._lost_at = conn.heard  # lost when it fell silent, not when we gave up
-            return str(e), False
+            return str(e), False, conn.heard  # lost when it fell silent, not at the give-up
         except (OSError, ValueError, KeyError, TypeError) as e:
-            return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False
+            return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False, None
 
-    _lost_at: float | None = None  # a silent link's last word: "lost 0s ago" after 9s silent
     def _redial(self, dial: Callable[[], Connection], why: str,
                 since: float | None = None) -> Connection | None:
         """Dial until a link is made (None: closed, or the supervisor ended); lost ``since``."""
