@@ -187,7 +187,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     if status != 0:
         say(f"proctui: error: {text}", err=True)
         return status
-    started, lines, failures = _settle(path)
+    started, lines, failures, warnings = _settle(path)
     here = Path.cwd()
     local = [default_run_dir(here / n) for n in ("proctui.toml", "Procfile")
              if (here / n).is_file()] or [default_run_dir(here)]
@@ -209,7 +209,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     for line in lines:
         for row in wrap_words(f"  {line}", columns, 4):
             say(row)
-    for line in failures:
+    for line in failures + warnings:
         say(line, err=True)
     for command, what in (("attach", "the console (d detaches again)"),
                           ("status", "one line per process"),
@@ -224,7 +224,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     return 1 if failures else 0
 
 
-def _settle(path: Path) -> tuple[int, list[str], list[str]]:
+def _settle(path: Path) -> tuple[int, list[str], list[str], list[str]]:
     """Wait until no process is still starting; what up says about each."""
     from proctui.frontends import answers
     from proctui.remote.client import Connection, NoSupervisor
@@ -232,11 +232,17 @@ def _settle(path: Path) -> tuple[int, list[str], list[str]]:
     try:
         conn = Connection.open(path)
     except NoSupervisor as e:
-        return 0, [], [f"proctui: the supervisor does not answer: {e}"]
+        return 0, [], [f"proctui: the supervisor does not answer: {e}"], []
     try:
+        from proctui.frontends.control import troubles
+
         answers.follow(conn, answers.settled, answers.SETTLE_TIMEOUT)
-        return answers.up_report(conn.ordered_views())
+        started, lines, failures = answers.up_report(conn.ordered_views())
+        # Nothing is stopped for them, but up names them (a full disk under the run
+        # directory once read as "3 of 3 started" and nothing more).
+        return started, lines, failures, [f"proctui: warning: {t}"
+                                          for t in troubles(conn.state)]
     except (NoSupervisor, OSError) as e:
-        return 0, [], [f"proctui: the supervisor stopped answering: {e}"]
+        return 0, [], [f"proctui: the supervisor stopped answering: {e}"], []
     finally:
         conn.close()

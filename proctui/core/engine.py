@@ -68,9 +68,14 @@ class Engine:
         self._timers: set[asyncio.TimerHandle] = set()
         self._to_check: list[Run] = []
         self.output_count = 0  # reads that brought output: frontends look when it moves
-        self.pid_files = PidFiles(run_dir, os_layer, self.lineage, self.notice, self._later)
+        # What keeps proctui from keeping its promises, by area (a full disk under its
+        # log, journal or PID files): shown by status, never a reason to stop anything.
+        self.troubles: dict[str, str] = {}
+        self.pid_files = PidFiles(run_dir, os_layer, self.lineage, self.notice, self._later,
+                                  partial(self.trouble, "PID files"))
         self.loop = asyncio.get_running_loop()
         self.journal = Journal(run_dir)
+        self.journal.on_trouble = self._journal_trouble
         self._logs_fd: int | None = None
         if run_dir is not None and run_dir.fd is not None:
             try:
@@ -197,6 +202,28 @@ class Engine:
             self._publish(m)
             if self.housekeeping.quiet and m.run is not None and m.run.state.phase.stopping:
                 self.tree_changed()  # a stop: watch the tree closely again
+
+    def trouble(self, area: str, text: str | None) -> None:
+        """Something keeps proctui from keeping a promise about ``area`` (``text`` says
+        what), or no longer does (None): said once as it begins and as it ends, and held
+        for status until then."""
+        before = self.troubles.get(area)
+        if text == before:
+            return
+        if text is None:
+            del self.troubles[area]
+        else:
+            self.troubles[area] = text
+        if before is None or text is None:
+            said = text if text is not None else f"{area}: written again"
+            self.notice(None, said)
+            self.journal.write(Kind.NOTICE, text=said)
+        self.republish()
+
+    def _journal_trouble(self, why: str | None) -> None:
+        self.trouble("the journal", None if why is None else
+                     f"journal {self.journal.path} not written: {why} (entries are lost "
+                     "until there is room; a journal-gap entry will say how many)")
 
     # -- the Host that runs report to ---------------------------------------------------
 

@@ -22,6 +22,7 @@ class Facts:
     shutting_down: bool
     crash: str | None
     journal: Sequence[dict[str, object]]
+    troubles: tuple[str, ...] = ()
 
 
 class Publisher:
@@ -70,4 +71,4 @@ class Publisher:
         self.snapshot = CoreSnapshot(
             seq=self.seq, views=tuple(self._views), outcomes=tuple(self._outcomes),
             strays=f.strays, all_ended=f.all_ended, shutting_down=f.shutting_down,
-            crash=f.crash, journal_tail=tail)
+            crash=f.crash, journal_tail=tail, troubles=f.troubles)

@@ -23,6 +23,9 @@ class CoreSnapshot:
     all_ended: bool = False  # nothing runs, stops or waits to (re)start
     shutting_down: bool = False
     crash: str | None = None
+    # What keeps proctui from keeping a promise now (a full disk under its log, journal
+    # or PID files), in words: supervision goes on regardless.
+    troubles: tuple[str, ...] = ()
     journal_tail: tuple[dict[str, object], ...] = field(default=(), compare=False)
 
     def final(self) -> list[tuple[str, Outcome | None]]:

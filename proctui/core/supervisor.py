@@ -177,7 +177,7 @@ class Supervisor:
         if engine is None:
             return Facts(False, (), self._shutdown_requested, self.crash, ())
         return Facts(engine.all_done.is_set(), tuple(engine.strays), self._shutdown_requested,
-                     self.crash, engine.journal.entries)
+                     self.crash, engine.journal.entries, tuple(engine.troubles.values()))
 
     def _added(self, m: Managed) -> None:
         self._buffers[m.name] = m.buffer
@@ -318,6 +318,13 @@ class Supervisor:
             self._engine.journal.write(Kind.NOTICE, text=text)
 
         return self._submit(call)
+
+    def trouble(self, area: str, text: str | None) -> concurrent.futures.Future[None]:
+        """Something outside the core keeps proctui from keeping a promise (its own
+        output cannot be written), or no longer does (None): said once, held for status.
+        Safe from any thread; before start-up it is kept until the core is there."""
+        return self._submit(lambda: self._engine.trouble(area, text)
+                            if self._engine is not None else None)
 
     def journal_command(self, name: str | None, **who: object) -> None:
         """A command from the control socket and who sent it, journaled before its effects."""

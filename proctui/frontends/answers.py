@@ -91,6 +91,8 @@ def process_json(v: ProcessView, now: float) -> dict[str, Any]:
 
 
 def status_json(conn: Connection, now: float) -> dict[str, Any]:
+    from proctui.frontends.control import troubles
+
     hello, st = conn.hello, conn.state
     return {"schema": SCHEMA, "supervisor": {
         "pid": hello.get("pid"), "version": hello.get("version"),
@@ -98,7 +100,7 @@ def status_json(conn: Connection, now: float) -> dict[str, Any]:
         "started": hello.get("started"), "consoles": st.get("consoles", 0),
         "shutting_down": st.get("shutting_down"), "shutdown_why": st.get("shutdown_why"),
         "all_ended": st.get("all_ended"),
-        "exit_status": st.get("exit_status")},
+        "exit_status": st.get("exit_status"), "troubles": troubles(st)},
         "processes": [process_json(v, now) for v in conn.ordered_views()]}
 
 

@@ -170,7 +170,19 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
         words.append("stopping everything" + (f" ({why})" if why else ""))
     for piece in wrap_words(clean(" · ".join(words)), columns, 2):
         out.write(piece + "\n")
+    for trouble in troubles(state):
+        for piece in wrap_words(clean(f"warning: {trouble}"), columns, 2):
+            out.write(piece + "\n")
     return 0
+
+
+def troubles(state: dict[str, Any]) -> list[str]:
+    """What keeps the supervisor from keeping a promise (a full disk), from its state:
+    a list of strings, whatever an older or hostile supervisor sent."""
+    got = state.get("troubles")
+    if not isinstance(got, list):
+        return []
+    return [str(t)[:500] for t in got[:10] if isinstance(t, str)]
 
 
 # -- commands on processes -------------------------------------------------------------

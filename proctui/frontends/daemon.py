@@ -78,9 +78,13 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.chdir("/")  # never hold a mount busy (every process has its own cwd)
-    with contextlib.suppress(OSError):  # a full disk loses the log, not the run
-        print(f"proctui {__version__}: supervisor pid {os.getpid()} started "
-              f"{time.strftime('%Y-%m-%d %H:%M:%S')} for {source or 'commands'}", flush=True)
+    log_error = None
+    try:  # a full disk loses the log, not the run: said by up and status instead
+        os.write(1, f"proctui {__version__}: supervisor pid {os.getpid()} started "
+                    f"{time.strftime('%Y-%m-%d %H:%M:%S')} for {source or 'commands'}\n"
+                    .encode(errors="replace"))
+    except OSError as e:
+        log_error = str(e)
 
     def reopen_log(rebuilt: RunDir) -> None:
         """The run directory was removed and made again: our notices go to its new
@@ -101,7 +105,8 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
     try:
         return headless.run(specs, run_dir=directory, leftover_defaults=leftover_defaults,
                             stop_after=stop_after, source=source, linger=True, ready=ready,
-                            tick=lambda: rotate_log(directory), reload_from=reload_from)
+                            tick=lambda: rotate_log(directory), reload_from=reload_from,
+                            output_trouble=log_error)
     finally:
         directory.close()
 

@@ -4,7 +4,9 @@
 Signals: the first SIGINT, SIGTERM or SIGHUP stops everything gracefully; a second SIGINT
 kills what is still stopping; a third abandons what is left and exits at once. A reader
 that goes away (a broken pipe: ``proctui run | head``) counts as a hangup; a reader that
-stalls never keeps proctui from exiting.
+stalls never keeps proctui from exiting. An output that cannot be written (a full disk
+under ``> file`` or supervisor.log) stops nothing: the lost lines are counted, and the
+trouble is said once and shown by ``proctui status`` until writes go through again.
 
 The same runner is the detached supervisor (``linger``): it prints only its own notices
 (the output goes to the log files), ignores SIGHUP, and stays until someone stops
@@ -47,8 +49,10 @@ class HeadlessRunner:
                  stop_after: float | None = None, *, linger: bool = False,
                  started: Callable[[], object] | None = None,
                  closing: Callable[[], object] | None = None,
-                 tick: Callable[[], object] | None = None) -> None:
+                 tick: Callable[[], object] | None = None,
+                 output_name: str = "its output") -> None:
         self.sup = supervisor
+        self.output_name = output_name  # what the output is, in the trouble's words
         self.stop_after = stop_after
         self.linger = linger
         self.started = started  # once every process was launched
@@ -66,6 +70,7 @@ class HeadlessRunner:
         self._hangups = 0
         self._stopping = False
         self._said_broken = False
+        self._trouble: str | None = None  # the output's failing writes, as last said
         self._last_countdown: dict[str, float] = {}
         self._last_look = 0.0
 
@@ -119,11 +124,12 @@ class HeadlessRunner:
                 finally:
                     for sig, handler in previous.items():
                         signal.signal(sig, handler)
-        if self.printer.failed:
+        out = self.printer.out
+        if isinstance(out, Writer) and out.failed:
             status = max(status, 1)  # its output (the summary's too, maybe) is lost
-            if not self._said_broken:  # it failed after the last look, at the summary
-                with contextlib.suppress(OSError):
-                    os.write(2, f"proctui: output {self.printer.broken}\n".encode())
+            with contextlib.suppress(OSError):
+                os.write(2, f"proctui: {out.lost} lines of {self.output_name} not written: "
+                            f"{out.failing or 'writes failed earlier'}\n".encode())
         return status
 
     def _poll(self, started: float) -> float:
@@ -226,6 +232,7 @@ class HeadlessRunner:
         self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
 
     def _check_reader(self) -> None:
+        self._check_trouble()
         broken = self.printer.broken
         if broken is None or self._said_broken:
             return
@@ -237,6 +244,27 @@ class HeadlessRunner:
             self.sup.stop_all(why=Why.HANGUP)
         with contextlib.suppress(OSError):
             os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
+
+    def _check_trouble(self) -> None:
+        """Writes to our output fail (a full disk), or go through again: the core holds
+        it as a trouble, said once and shown by status. Nothing is stopped for it."""
+        out = self.printer.out
+        failing = out.failing if isinstance(out, Writer) else None
+        if failing != self._trouble:
+            self.say_trouble(failing)
+
+    def say_trouble(self, failing: str | None) -> None:
+        first = self._trouble is None
+        self._trouble = failing
+        if failing is None:
+            self.sup.trouble(self.output_name, None)
+            return
+        text = (f"{self.output_name} not written: {failing} (its lines are lost until "
+                "there is room; supervision goes on)")
+        self.sup.trouble(self.output_name, text)
+        if first and not self.linger:  # a detached supervisor's stderr is the same log
+            with contextlib.suppress(OSError):
+                os.write(2, f"proctui: {text}\n".encode())
 
     def _drain(self, timeout: float) -> None:
         printer, events = self.printer, self.events
@@ -292,11 +320,13 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         stop_after: float | None = None, source: str = "", linger: bool = False,
         ready: Callable[[str | None], object] | None = None,
         tick: Callable[[], object] | None = None,
-        reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
+        reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
+        output_trouble: str | None = None) -> int:
     """Run ``specs`` headless until every process has ended (``linger``: until someone
     stops everything); returns the exit status. The control socket is served from start
     to end; ``ready`` is called once every process was launched, with the socket's error
-    if it could not be made."""
+    if it could not be made. ``output_trouble``: why the output could not be written
+    already (a detached supervisor's first line to its log failed)."""
     from proctui.frontends.upstream import Upstream
     from proctui.remote.listener import Listener
 
@@ -312,7 +342,8 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     if out is None:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
-            sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake())
+            sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake(),
+                          on_trouble=lambda _why: events.wake())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
     control = Listener(sup, run_dir, source, reload_from)
 
@@ -340,8 +371,15 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         if upstream is not None:
             upstream.close()
 
-    return HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
-                          closing=closing, tick=tick).run()
+    runner = HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
+                          closing=closing, tick=tick,
+                          output_name="supervisor.log" if linger else "standard output")
+    if output_trouble is not None and isinstance(sink, Writer):
+        # Known before the first process starts (up says it), and the output's until a
+        # write goes through.
+        sink.failing, sink.failed = output_trouble, True
+        runner.say_trouble(output_trouble)
+    return runner.run()
 
 
 def _write_stderr(text: str) -> None:

@@ -369,6 +369,7 @@ class Server:
         state: dict[str, Any] = {
             "all_ended": ended, "exit_status": core.exit_status() if ended else None,
             "strays": core.strays(), "crash": core.crash,
+            "troubles": list(core.snapshot().troubles),
             "shutting_down": core.shutting_down, "shutdown_why": core.shutdown_why,
             "interactive": core.interactive,
             "consoles": sum(c.kind == "console" for c in self.clients)}

@@ -65,7 +65,13 @@ class Journal:
         self.max_bytes = max_bytes
         self.chatter_bytes = max_bytes - reserve
         self.clock = clock
+        # Told when writes to the file begin to fail (with why) and when one goes
+        # through again (None): a full disk, said where the operator looks.
+        self.on_trouble: Callable[[str | None], None] = lambda _why: None
+        self.failing: str | None = None  # why the latest write failed, until one succeeds
+        self._lost = 0  # entries not written since the last that was
         self.fd: int | None = None
+        self.path: Path | None = None
         self.size = 0
         self.full = False
         self.chatter_full = False
@@ -140,10 +146,43 @@ class Journal:
         elif self.size + len(line) > self.max_bytes:
             self.full = True
             line = encode({"t": entry["t"], "wall": entry["wall"], "kind": Kind.JOURNAL_FULL})
+        self._write(line, entry)
+
+    def _write(self, line: bytes, entry: Entry) -> None:
+        """Write one entry's line. A write that fails (a full disk) loses that entry, not
+        the rest of the run: the next entry tries again, and once one goes through, a
+        gap entry before it says how many were lost and why. (The journal used to stop
+        at the first failure, and the timeline of a run that outlived a full /run ended
+        there.)"""
+        assert self.fd is not None
+        gap = b""
+        if self.failing is not None:
+            gap = encode({"t": entry["t"], "wall": entry["wall"], "kind": Kind.JOURNAL_GAP,
+                          "lost": self._lost, "why": self.failing})
+        data = gap + line
         try:
-            self.size += os.write(self.fd, line)
-        except OSError:
-            self.fd = None
+            written = os.write(self.fd, data)
+        except OSError as e:
+            self._failed(str(e))
+            return
+        if written < len(data):
+            # A short write: the disk filled during it. Half a line would be a bad line
+            # to every reader (the timeline refused the whole journal): take it back.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, os.fstat(self.fd).st_size - written)
+            self._failed(os.strerror(errno.ENOSPC))
+            return
+        self.size += written
+        if self.failing is not None:
+            self.failing, self._lost = None, 0
+            self.on_trouble(None)
+
+    def _failed(self, why: str) -> None:
+        first = self.failing is None
+        self.failing = why
+        self._lost += 1
+        if first:
+            self.on_trouble(why)
 
     def _remember(self, entry: Entry, size: int) -> None:
         self.entries.append(entry)

@@ -26,5 +26,6 @@ class Kind(StrEnum):
     OUTCOME = "outcome"  # how a run ended
     RELOAD = "reload"  # the config was read again: what was added, removed, changed
     STOP_COMMAND = "stop-command"  # a run's stop command started, or how it ended
+    JOURNAL_GAP = "journal-gap"  # entries not written (a full disk): how many, and why
     JOURNAL_FULL = "journal-full"  # the file reached its size: nothing more is written
     CHATTER_FULL = "journal-chatter-full"  # only entries that matter are written from here

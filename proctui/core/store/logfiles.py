@@ -16,6 +16,9 @@ from proctui.core.store.rundir import RunDir, file_stem
 
 DIRECTORY = "logs"
 SUFFIX = ".log"
+# No room, for now: a full disk or quota. The output that did not fit is lost, and the
+# next chunk is tried again; any other error ends the file's writing.
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def open_logs_dir(run_dir: RunDir) -> int:
@@ -49,20 +52,32 @@ class LogFile:
         self.size = 0
         self.failed = False
         self.mid_line = False  # the file does not end with a newline
+        self.lost = 0  # bytes not written for want of room since the last that were
 
     def write(self, data: bytes) -> None:
         if self.failed or not data:
             return
+        view = memoryview(data)
         try:
             if self.fd is None:
                 self._open()
-            view = memoryview(data)
             while view:
                 view = view[self._put(view):]
         except OSError as e:
+            if e.errno in NO_ROOM:
+                if not self.lost:
+                    self.on_error(f"output log {self.filename}: {e.strerror or e}; output "
+                                  "is not kept on disk until there is room again")
+                self.lost += len(view)
+                return
             self.failed = True
             self.close()
             self.on_error(f"output log {self.filename}: {e.strerror or e}; no longer written")
+            return
+        if self.lost:
+            self.on_error(f"output log {self.filename}: written again ({self.lost} bytes of "
+                          "output were not kept)")
+            self.lost = 0
 
     def _put(self, view: memoryview) -> int:
         """Write a piece of ``view``; returns how many bytes it took. A file rotates only

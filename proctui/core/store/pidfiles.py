@@ -18,18 +18,25 @@ from proctui.core.store.pidfile import Member, PidRecord
 from proctui.core.store.rundir import RunDir
 
 SETTLE = (0.3, 3.0)  # re-read the command line this long after a spawn
+RETRY = 5.0  # seconds between tries of PID files that could not be written (a full disk)
 
 
 class PidFiles:
     def __init__(self, run_dir: RunDir | None, os_layer: OSLayer, lineage: Lineage,
                  notice: Callable[[Managed, str], None],
-                 later: Callable[..., None]) -> None:
+                 later: Callable[..., None],
+                 trouble: Callable[[str | None], None] = lambda _text: None) -> None:
         self.run_dir = run_dir
         self.os = os_layer
         self.lineage = lineage
         self.notice = notice
         self.later = later
+        self.trouble = trouble  # what stands in the way of PID files now (None: nothing)
         self.boot_id = os_layer.boot_id()
+        # Processes whose PID file could not be written, and why: tried again every
+        # RETRY seconds, so that a disk that had room again holds them once more.
+        self.failing: dict[str, tuple[Managed, str]] = {}
+        self._retrying = False
 
     def spawned(self, m: Managed, run: Run) -> None:
         m.pid_members, m.pid_cmdline = (), []
@@ -42,6 +49,7 @@ class PidFiles:
         if self.run_dir is None or run.pid is None:
             return
         if not outcome.left_running:
+            self._settled(m.pid_name)
             try:
                 self.run_dir.remove_pid(m.pid_name)
             except OSError as e:
@@ -102,7 +110,46 @@ class PidFiles:
         try:
             self.run_dir.write_pid(record)
         except OSError as e:
-            self.notice(m, f"warning: cannot write PID file in {self.run_dir.path}: {e}; "
-                           "if proctui dies, this process will not be found next time")
+            if m.pid_name not in self.failing:  # said once, not at every rewrite
+                self.notice(m, f"warning: cannot write PID file in {self.run_dir.path}: "
+                               f"{e}; if proctui dies, this process will not be found next "
+                               "time (tried again every few seconds)")
+            self.failing[m.pid_name] = (m, str(e))
+            self._said()
+            if not self._retrying:
+                self._retrying = True
+                self.later(RETRY, self._retry)
             return False
+        if m.pid_name in self.failing:
+            self.notice(m, "PID file written")
+            self._settled(m.pid_name)
         return True
+
+    def _retry(self) -> None:
+        self._retrying = False
+        for name, (m, _why) in list(self.failing.items()):
+            run = m.run
+            if run is None or run.outcome is not None or m.pid_name != name:
+                self._settled(name)
+                continue
+            record = self._record(m, run)
+            if record is None:
+                self._settled(name)
+            elif self._store(m, record):
+                for delay in SETTLE:  # the spawn's own rereads were never scheduled
+                    self.later(delay, self._settle, m, run)
+
+    def _settled(self, name: str) -> None:
+        if self.failing.pop(name, None) is not None:
+            self._said()
+
+    def _said(self) -> None:
+        if not self.failing:
+            self.trouble(None)
+            return
+        names = sorted(self.failing)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        why = self.failing[names[-1]][1]
+        assert self.run_dir is not None
+        self.trouble(f"PID files of {shown} not written in {self.run_dir.path}: {why} "
+                     "(if proctui dies, those processes will not be found next time)")
