@@ -20,7 +20,8 @@ def export() -> None:
 @_file_option
 @click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
               help="Write the units into this directory (default: print them).")
-@click.option("--force", is_flag=True, help="Overwrite unit files that differ.")
+@click.option("--force", is_flag=True,
+              help="Replace unit files that differ (never a symbolic link: remove it first).")
 @click.option("--supervisor", is_flag=True,
               help="One unit that runs proctui itself (it keeps every policy), instead of "
                    "one unit per process.")

@@ -425,3 +425,295 @@ success_exit_codes = [1]
         "app: silence_warning = 300s has no systemd equivalent",
         "odd: success_exit_codes without 0: under systemd exit code 0 stays a success",
     ]
+
+
+# -- what reaches a unit from outside ------------------------------------------------------
+
+CONTROLS = [chr(code) for code in range(0x20)] + ["\x7f"]
+INJECTED = "ExecStartPre=/injected-cmd"
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, every control character as a \\u escape."""
+    out = []
+    for ch in text:
+        if ch in '"\\' or ch in CONTROLS:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def shown(ch: str) -> str:
+    return f"({repr(ch)[1:-1]}, U+{ord(ch):04X})"
+
+
+def test_the_reported_directory_name_is_refused_in_both_shapes(tmp_path: Path) -> None:
+    # The issue's repro: a directory named "y\nExecStartPre=/injected-cmd" (a cloned
+    # repository is enough) put ExecStartPre=/injected-cmd into a unit run as root.
+    project = tmp_path / f"y\n{INJECTED}"
+    project.mkdir(parents=True)
+    (project / "proctui.toml").write_text('[processes.web]\ncmd = "/bin/sleep 1000"\n')
+    refusals = {
+        ("--supervisor",): "proctui: error: export: the config file's directory contains a "
+                           "control character (\\n, U+000A); systemd cannot hold it\n",
+        (): "proctui: error: export: process 'web': key 'cwd': the config file's directory "
+            "contains a control character (\\n, U+000A); systemd cannot hold it\n",
+    }
+    for shape, refusal in refusals.items():
+        for output in ((), ("-o", str(tmp_path / "units"))):
+            result = proctui("export", "systemd", *shape, *output, cwd=project)
+            assert (result.returncode, result.stderr, result.stdout) == (2, refusal, ""), \
+                (shape, output)
+    assert not (tmp_path / "units").exists()
+
+
+def test_a_carriage_return_in_cwd_is_refused_in_one_line(tmp_path: Path) -> None:
+    # systemd ends a line at \r as at \n: before, only \n was looked for.
+    cwd = f"srv\r{INJECTED}"
+    (tmp_path / cwd).mkdir(parents=True)
+    (tmp_path / "proctui.toml").write_text(
+        f'[processes.web]\ncmd = "/bin/sleep 1000"\ncwd = {toml_string(cwd)}\n')
+    result = proctui("export", "systemd", "-o", "units", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("proctui: error: export: process 'web': key 'cwd': contains a "
+                             "control character (\\r, U+000D); systemd cannot hold it\n")
+    assert not (tmp_path / "units").exists()
+
+
+def _project(field: str, ch: str, root: Path) -> Path | None:
+    """A config under ``root`` carrying ``ch``, and a directive after it, in ``field``;
+    the -f path to load it by, or None for the proctui.toml in the directory returned by
+    ``_home``."""
+    text = f"y{ch}{INJECTED}"
+    table = {"cmd": '["/bin/echo", "hi"]'}
+    name = "web"
+    config = None
+    if field == "config file name":
+        config = Path(f"{text}.toml")
+    elif field == "cwd":
+        if ch != "\0":  # no file name holds a NUL; the config refuses it first
+            (root / text).mkdir(parents=True)
+        table["cwd"] = toml_string(text)
+    elif field == "env_file":
+        if ch != "\0":  # no file name holds a NUL; the config refuses it first
+            (root / text).parent.mkdir()
+            (root / text).write_text("TOKEN=1\n")
+        table["env_file"] = toml_string(text)
+    elif field == "process name":
+        name = toml_string(f"w{ch}{INJECTED}")
+    elif field == "cmd word":
+        table["cmd"] = f'["/bin/echo", {toml_string(text)}]'
+    elif field == "program":
+        table["cmd"] = f"[{toml_string('./' + text)}]"
+    elif field == "shell command":
+        table["cmd"], table["shell"] = toml_string(f"echo '{text}'"), "true"
+    elif field == "env value":
+        table["env"] = f"{{ GREETING = {toml_string(text)} }}"
+    elif field == "env name":
+        # No "=" after it: the config refuses that, and this name is to reach the export,
+        # which leaves it out and says so on stderr.
+        table["env"] = "{ " + toml_string(f"K{ch}X") + ' = "1" }'
+    elif field != "config directory":
+        raise AssertionError(field)
+    home = _home(field, ch, root)
+    home.mkdir(parents=True, exist_ok=True)
+    body = f"[processes.{name}]\n" + "".join(f"{k} = {v}\n" for k, v in table.items())
+    if config is not None:
+        (home / config).parent.mkdir(exist_ok=True)
+        (home / config).write_text(body)
+    else:
+        (home / "proctui.toml").write_text(body)
+    return config
+
+
+def _home(field: str, ch: str, root: Path) -> Path:
+    """Where the export runs: the config directory itself carries ``ch`` for that field."""
+    return root / f"y{ch}{INJECTED}" if field == "config directory" else root
+
+
+# What a refusal names, by field: the config's own key, or what the export read.
+REFUSED_AS = {
+    "config directory": ("key 'cwd': the config file's directory contains",
+                         "export: the config file's directory contains"),
+    "config file name": ("export: the config file's path contains",),
+    "cwd": ("key 'cwd': contains",),
+    "env_file": ("key 'env_file': contains",),
+    "process name": ("process name",),
+    "cmd word": ("key 'cmd': contains",),
+    "program": ("key 'cmd': contains",),
+    "shell command": ("key 'cmd': contains",),
+    "env value": ("key 'env.GREETING': contains",),
+    "env name": ("not a valid environment variable name",),
+}
+
+
+@pytest.mark.parametrize("field", list(REFUSED_AS))
+def test_no_control_character_reaches_a_unit(field: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every C0 control character and DEL, followed by a directive, through every field
+    that takes outside text, in both shapes: either the export is refused in one line
+    naming the key and the character, or the unit holds no control character and systemd
+    reads no directive of the text's making."""
+    written = {"units": tmp_path / "written-units", "supervisor": tmp_path / "written-one"}
+    for directory in written.values():
+        directory.mkdir()
+    for ch in CONTROLS:
+        if ch == "\0" and field in ("config directory", "config file name"):
+            continue  # no file name holds a NUL (an env_file's is refused by the config)
+        root = tmp_path / f"c{ord(ch):02x}"
+        root.mkdir()
+        config_file = _project(field, ch, root)
+        monkeypatch.chdir(_home(field, ch, root))
+        for shape in written:
+            try:
+                config = load(config_file)
+                if shape == "units":
+                    out = systemd.export_units(config, files=systemd.env_files(config),
+                                               version=254)
+                else:
+                    out = systemd.export_supervisor(config, (PY, "-m", "proctui"))
+            except ConfigError as e:
+                message = str(e)
+                assert not set(message) & set(CONTROLS), (shape, message)
+                assert any(part in message for part in REFUSED_AS[field]), (shape, message)
+                assert repr(ch)[1:-1] in message or (ch == "\0" and "NUL" in message), \
+                    (shape, message)
+                if message.startswith("export: "):  # the export's own refusal
+                    assert message.endswith(f" a control character {shown(ch)}; systemd "
+                                            "cannot hold it"), (shape, message)
+                continue
+            for warning in out.warnings:  # said on stderr
+                assert not set(warning) & set(CONTROLS), (shape, warning)
+            for unit in out.units:
+                assert not set(unit.text) & set(CONTROLS) - {"\n"}, (shape, unit.text)
+                lines = unit.text.split("\n")
+                assert not [line for line in lines if line.startswith("ExecStartPre")], \
+                    (shape, unit.text)
+                (written[shape] / f"c{ord(ch):02x}-{unit.file_name}").write_text(unit.text)
+    if SYSTEMD_ANALYZE is None:
+        return
+    for shape, directory in written.items():
+        if any(directory.iterdir()):
+            result = verify(directory)
+            # Nothing at all: no injected command, no unknown key, no line ignored.
+            assert (result.returncode, result.stdout + result.stderr) == (0, ""), shape
+
+
+@pytest.mark.parametrize(("ending", "why"), [
+    ("\\", "ends with a backslash (systemd would join the next line to it)"),
+    (" ", "ends with a space (systemd would strip it)"),
+])
+def test_a_path_systemd_would_read_otherwise_is_refused(ending: str, why: str,
+                                                        tmp_path: Path) -> None:
+    # WorkingDirectory= and EnvironmentFile= read no escapes: a trailing backslash joins
+    # the next line on (its directive is lost, without a warning), a trailing space is
+    # stripped (another directory).
+    (tmp_path / f"srv{ending}").mkdir()
+    (tmp_path / f"web.env{ending}").write_text("TOKEN=1\n")
+    cases = {"cwd": f'cwd = "srv{ending}"', "env_file": f'env_file = "web.env{ending}"'}
+    for key, line in cases.items():
+        toml = tmp_path / "proctui.toml"
+        toml.write_text(f'[processes.web]\ncmd = "/bin/sleep 1000"\n{line}\n'.replace(
+            "\\", "\\\\"))
+        result = proctui("export", "systemd", cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, ""), key
+        assert result.stderr == (f"proctui: error: export: process 'web': key '{key}': "
+                                 f"{why}; systemd cannot hold it\n")
+
+
+def test_force_never_writes_through_a_symbolic_link(project: Path) -> None:
+    # A link at a unit's path, left in the output directory, pointing at a file the
+    # exporting root can write: --force wrote the unit into that file.
+    victim = project / "victim"
+    victim.write_text("precious\n")
+    units = project / "units"
+    units.mkdir()
+    (units / DB).symlink_to(victim)
+    for force in ((), ("--force",)):
+        result = proctui("export", "systemd", "-o", "units", *force, cwd=project)
+        assert (result.returncode, result.stdout) == (2, ""), force
+        assert result.stderr.splitlines()[-1] == (
+            f"proctui: error: units/{DB}: is a symbolic link (to {str(victim)!r}); the export "
+            "writes no unit through a link and replaces none, even with --force: remove the "
+            "link first")
+        assert victim.read_text() == "precious\n"
+        assert (units / DB).is_symlink() and os.readlink(units / DB) == str(victim)
+        # All or nothing, as for a file that differs.
+        assert sorted(p.name for p in units.iterdir()) == [DB]
+
+
+def test_force_replaces_a_unit_whole_and_leaves_its_other_names_alone(project: Path) -> None:
+    # The old file is renamed over, not written into: another hard link to it (or a reader
+    # holding it open) keeps the old text, and no temporary file is left behind.
+    units = project / "units"
+    units.mkdir()
+    other = project / "other-name"
+    other.write_text("# mine\n")
+    os.link(other, units / DB)
+    umask = os.umask(0)  # the export inherits it
+    try:
+        result = proctui("export", "systemd", "-o", "units", "--force", cwd=project)
+    finally:
+        os.umask(umask)
+    assert result.returncode == 0, result.stderr
+    assert other.read_text() == "# mine\n"
+    assert (units / DB).read_text().startswith("# Generated by proctui export systemd")
+    assert not (units / DB).samefile(other)
+    assert sorted(p.name for p in units.iterdir()) == [DB, MIGRATE, WEB]
+    # Not writable by the group or others, even under a umask that takes nothing away.
+    assert (units / DB).stat().st_mode & 0o777 == 0o644
+
+
+def test_a_pipe_at_a_units_path_is_refused_not_waited_on(project: Path) -> None:
+    units = project / "units"
+    units.mkdir()
+    os.mkfifo(units / DB)
+    result = subprocess.run([PY, "-m", "proctui", "export", "systemd", "-o", "units",
+                             "--force"], cwd=project, capture_output=True, text=True,
+                            timeout=20)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"proctui: error: units/{DB}: is not a regular file; the export replaces only a "
+        "unit file, even with --force")
+
+
+def test_a_directory_name_that_is_not_utf8_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    # systemd drops a line that is not UTF-8 (the process would run in /); the unit's name
+    # is taken from this directory for --supervisor, where it raised UnicodeEncodeError.
+    project = tmp_path / os.fsdecode(b"caf\xe9")
+    project.mkdir()
+    (project / "proctui.toml").write_text('[processes.web]\ncmd = "/bin/sleep 1000"\n')
+    refusals = {
+        ("--supervisor",): "export: the config file's directory",
+        (): "export: process 'web': key 'cwd': the config file's directory",
+    }
+    for shape, where in refusals.items():
+        result = proctui("export", "systemd", *shape, cwd=project)
+        assert (result.returncode, result.stdout) == (2, ""), shape
+        assert result.stderr == (f"proctui: error: {where} contains a byte that is not UTF-8 "
+                                 "(\\xe9); systemd cannot hold it\n")
+
+
+@needs_verify
+def test_a_cwd_named_through_dot_dot_is_a_directory_systemd_takes(tmp_path: Path) -> None:
+    """cwd = "../x" was written as WorkingDirectory=/base/../x, which systemd refuses
+    ("path is not normalized"): the unit did not load."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "proctui.toml").write_text(
+        '[processes.web]\ncmd = ["/bin/echo", "hi"]\ncwd = "../x"\n')
+    result = proctui("export", "systemd", "-o", "units", cwd=tmp_path / "app")
+    assert result.returncode == 0, result.stderr
+    unit = (tmp_path / "app" / "units" / WEB).read_text()
+    assert f"WorkingDirectory={os.path.realpath(tmp_path / 'x')}\n" in unit, unit
+    checked = verify(tmp_path / "app" / "units")
+    assert "not normalized" not in checked.stderr, checked.stderr
+
+
+def test_a_supervisor_unit_name_systemd_would_not_load_is_refused(tmp_path: Path) -> None:
+    long = "c" * 250  # a file name may be 255 bytes; its unit name is 8 + 250 + 8
+    (tmp_path / f"{long}.toml").write_text('[processes.web]\ncmd = ["/bin/echo", "hi"]\n')
+    result = proctui("export", "systemd", "--supervisor", "-f", f"{long}.toml", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.count("\n") == 1 and "longer than 255 characters" in result.stderr

@@ -103,6 +103,7 @@ def _process(name: str, table: dict[str, object], defaults: dict[str, object],
         value = table["env_file"]
         if not isinstance(value, str) or not value:
             raise where.error("env_file", f"expected a file path, got {show(value)}")
+        no_nul(value, "env_file", where)  # else open() raised ValueError: a traceback
         env.update(load_env_file(base / os.path.expanduser(value), where))
     if "env" in table:
         env.update(_env(table["env"], where))
@@ -176,7 +177,9 @@ def _cwd(value: object, base: Path, where: Where) -> Path:
         raise where.error("cwd", f"no such directory: {cwd}")
     if not cwd.is_dir():
         raise where.error("cwd", f"not a directory: {cwd}")
-    return cwd
+    # Resolved: "../x" is the directory it names, not a path systemd refuses as "not
+    # normalized" (export), and the same directory named two ways is one cwd (reload).
+    return Path(os.path.realpath(cwd))
 
 
 def _env(value: object, where: Where) -> dict[str, str]:
@@ -262,7 +265,7 @@ def load_env_file(path: Path, where: Where) -> dict[str, str]:
     try:
         text = read_text(path, limit=1 << 20)
     except UnreadableFile as e:
-        raise where.error("env_file", f"{e}: {path}") from None
+        raise where.error("env_file", f"{e}: {str(path)!r}") from None
     env: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -270,7 +273,7 @@ def load_env_file(path: Path, where: Where) -> dict[str, str]:
             continue
         m = _ENV_LINE.match(stripped)
         if not m:
-            raise where.error("env_file", f"{path}:{number}: expected KEY=VALUE")
+            raise where.error("env_file", f"{str(path)!r}, line {number}: expected KEY=VALUE")
         key, value = m.group(1), m.group(2).strip()
         if len(value) >= 2 and value[0] == value[-1] == "'":
             value = value[1:-1]

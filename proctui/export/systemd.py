@@ -5,14 +5,14 @@ process by process, what systemd cannot hold. Or one unit that runs proctui itse
 keeps every policy and only needs systemd to wait long enough for its staged stop.
 
 Pure but for ``env_files`` and ``systemd_version``, which read the disk and run
-``systemctl``; no Textual, no core.
+``systemctl``, and ``write_units``; no Textual, no core. Whatever a unit takes from outside
+(paths, names, words) is escaped as systemd reads it back, or refused (words.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from pathlib import Path
+from dataclasses import fields
 
 from proctui.config import (
     DEFAULT_MAX_LINE_LENGTH,
@@ -24,7 +24,17 @@ from proctui.config import (
     ProcessSpec,
     RestartPolicy,
 )
-from proctui.export.shapes import EnvFile, Export, Unit, UnitType, env_files, systemd_version, which
+from proctui.export.shapes import (
+    EnvFile,
+    Export,
+    Unit,
+    UnitType,
+    Written,
+    env_files,
+    systemd_version,
+    which,
+    write_units,
+)
 from proctui.export.supervisor import (
     StopPath,
     export_supervisor,
@@ -38,8 +48,11 @@ from proctui.export.words import (
     DEFAULT_PREFIX,
     _seconds_words,
     check_prefix,
+    checked,
     environment_word,
     exec_line,
+    literal,
+    refused_as,
     seconds_value,
     signal_value,
     specifiers,
@@ -64,6 +77,9 @@ def export_units(config: Config, *, files: Mapping[str, EnvFile] | None = None,
     """One unit per process; ``version`` is the target systemd's (None: unknown, so only
     what every systemd since 240 knows is written)."""
     check_prefix(prefix)
+    # Every unit's comment and Description= name the config file as it was given.
+    with refused_as(None, None, "the config file's path "):
+        checked(config.source)
     specs = {s.name: s for s in config.processes}
     # Whoever waits for a process to exit makes it a oneshot: After= then waits for the
     # exit, and Requires= fails the dependent when it did not exit 0, as exited-ok does.
@@ -80,13 +96,12 @@ def export_units(config: Config, *, files: Mapping[str, EnvFile] | None = None,
 
 
 def _check_expressible(spec: ProcessSpec, config: Config, prefix: str) -> None:
+    # The config refuses such a name; a spec made some other way is held to the same.
+    with refused_as(spec.name, None, "its name "):
+        checked(spec.name)
     if len(unit_name(spec.name, prefix)) > _MAX_UNIT_NAME:
         raise ConfigError(config.source, f"its unit name would be longer than "
                                          f"{_MAX_UNIT_NAME} characters", spec.name)
-    # Paths are taken to the end of the line, unquoted: a line break cannot be written.
-    if "\n" in str(spec.cwd):
-        raise ConfigError(config.source, "a directory with a line break in its name cannot "
-                                         "be a WorkingDirectory=", spec.name, "cwd")
 
 
 def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
@@ -97,6 +112,11 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
     unit: list[str] = [f"Description=proctui: {specifiers(spec.name)} "
                        f"(from {specifiers(config.source)})"]
     service: list[str] = []
+    # Checked before the program, whose path may lie inside it: the error then names the
+    # directory, the cause. A process without a cwd runs in the config file's directory.
+    where = "the config file's directory " if spec.cwd == config.base_dir else ""
+    with refused_as(spec.name, "cwd", where):
+        cwd = literal(str(spec.cwd))
 
     kind = UnitType.EXEC
     if spec.name in oneshots:
@@ -152,12 +172,15 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
     if program is None:
         program = spec.argv[0]
         said.append(f"{program!r} is not on PATH here; ExecStart= needs its absolute path")
+    with refused_as(spec.name, "cmd"):
+        checked(program)
     if _UNSAFE_PATH.search(program):
         raise ConfigError(config.source, "systemd runs no program whose path holds a quote, "
                                          f"a backslash or a control character: {program!r}",
                           spec.name, "cmd")
-    service.append(f"ExecStart={exec_line((program, *spec.argv[1:]))}")
-    service.append(f"WorkingDirectory={specifiers(str(spec.cwd))}")
+    with refused_as(spec.name, "cmd"):
+        service.append(f"ExecStart={exec_line((program, *spec.argv[1:]))}")
+    service.append(f"WorkingDirectory={cwd}")
     service += _environment(spec, files.get(spec.name), said)
 
     if kind is UnitType.NOTIFY:
@@ -195,7 +218,8 @@ def _environment(spec: ProcessSpec, env_file: EnvFile | None, said: list[str]) -
     lines = []
     keys = {k for k, _ in spec.env}
     if env_file is not None:
-        lines.append(f"EnvironmentFile={specifiers(str(env_file.path))}")
+        with refused_as(spec.name, "env_file"):
+            lines.append(f"EnvironmentFile={literal(str(env_file.path))}")
         for where in env_file.odd_lines:
             said.append(f"env_file {env_file.path} {where}: systemd reads quotes, backslashes, "
                         "'export' and ' #' differently; write plain KEY=VALUE lines")
@@ -210,11 +234,14 @@ def _environment(spec: ProcessSpec, env_file: EnvFile | None, said: list[str]) -
         if key not in own:
             continue
         if not _ENV_NAME.fullmatch(key):
-            # systemd ignores such an assignment ("Invalid environment assignment").
-            said.append(f"env.{key} is left out: systemd takes only names of letters, "
+            # systemd ignores such an assignment ("Invalid environment assignment"). The
+            # name is said on stderr, where a control character should not act either.
+            shown = key if key.isprintable() else repr(key)
+            said.append(f"env.{shown} is left out: systemd takes only names of letters, "
                         "digits and _, not starting with a digit")
             continue
-        lines.append(f"Environment={environment_word(key, value)}")
+        with refused_as(spec.name, f"env.{key}"):
+            lines.append(f"Environment={environment_word(key, value)}")
     return lines
 
 
@@ -307,40 +334,6 @@ def as_stream(export: Export) -> str:
     return "\n".join(f"# {u.file_name}\n{u.text}" for u in export.units)
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
-    written: tuple[Path, ...]
-    unchanged: tuple[Path, ...]
-
-
-def write_units(export: Export, directory: Path, *, force: bool = False) -> Written:
-    """Write every unit into ``directory``, or none: a different file already there is
-    refused (ConfigError) unless ``force``."""
-    targets = [(directory / u.file_name, u.text) for u in export.units]
-    unchanged = []
-    for path, text in targets:
-        try:
-            old = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(str(path), f"cannot read the file there: {e}") from None
-        if old == text:
-            unchanged.append(path)
-        elif not force:
-            raise ConfigError(str(path), "exists and differs; pass --force to overwrite it")
-    written = []
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for path, text in targets:
-            if path not in unchanged:
-                path.write_text(text, encoding="utf-8")
-                written.append(path)
-    except OSError as e:
-        raise ConfigError(str(directory), f"cannot write: {e.strerror or e}") from None
-    return Written(tuple(written), tuple(unchanged))
-
-
-__all__ = ["DEFAULT_PREFIX", "EnvFile", "Export", "StopPath", "Unit", "UnitType", "as_stream",
-           "check_prefix", "env_files", "export_supervisor", "export_units", "longest_stop",
-           "stop_seconds", "systemd_version", "which", "write_units"]
+__all__ = ["DEFAULT_PREFIX", "EnvFile", "Export", "StopPath", "Unit", "UnitType", "Written",
+           "as_stream", "check_prefix", "env_files", "export_supervisor", "export_units",
+           "longest_stop", "stop_seconds", "systemd_version", "which", "write_units"]
