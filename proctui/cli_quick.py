@@ -19,11 +19,11 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from proctui.config.spec import ConfigError, OnHangup, OnTimeout
 from proctui.config.values import Where, parse_duration, seconds
-from proctui.records import dataclass
 
 
 class Kind(enum.Enum):

@@ -4,13 +4,13 @@ next CoreSnapshot, swapped in whole for readers on any thread."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import islice
 
 from proctui.core.life.outcome import Outcome
 from proctui.core.process import Managed
 from proctui.core.snapshot import JOURNAL_TAIL, CoreSnapshot
 from proctui.core.view import ProcessView
-from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,10 @@ the core is still writing."""
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from proctui.core.life.outcome import Outcome, exit_status_for
 from proctui.core.view import ProcessView
-from proctui.records import dataclass
 
 JOURNAL_TAIL = 200  # entries of the journal carried in each snapshot
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from proctui.config.spec import MAX_SECONDS
@@ -66,7 +67,6 @@ from proctui.protocol.replies import (
     failed,
     int_from_wire,
 )
-from proctui.records import dataclass
 
 __all__ = ["BY_NAME", "COMMANDS", "CORE_COMMANDS", "A", "Ack", "CoreCommand", "Done", "Fault",
            "JournalPage", "Named", "Ping", "Request", "Simple", "TailPage", "Via", "failed"]

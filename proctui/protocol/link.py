@@ -5,10 +5,10 @@ asking and on what terms, and how far a client has read the pushes (see
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from proctui.protocol.replies import Done, Fault, failed
 from proctui.protocol.request import Simple
-from proctui.records import dataclass
 
 
 @dataclass(frozen=True)

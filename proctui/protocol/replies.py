@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from proctui.core.view import Reply
-from proctui.records import dataclass
 
 
 class Fault(Enum):

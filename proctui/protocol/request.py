@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Generic, TypeVar
 
 from proctui.core.api import Core
@@ -15,7 +15,6 @@ from proctui.protocol.replies import (
     Done,
     done_from_wire,
 )
-from proctui.records import dataclass
 
 # -- requests -----------------------------------------------------------------------------
 

@@ -3,10 +3,11 @@ no behaviour. ``machine.py`` decides; ``inbox.py`` carries the effects out."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from proctui.config.spec import RestartPolicy
 from proctui.core.life.stages import Why
 from proctui.core.store.kinds import Kind
-from proctui.records import dataclass
 
 # -- events ---------------------------------------------------------------------------------
 

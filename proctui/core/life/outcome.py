@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
-
-from proctui.records import dataclass
 
 
 class OutcomeKind(Enum):

@@ -10,8 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterable
-
-from proctui.records import dataclass
+from dataclasses import dataclass
 
 HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 DEAD = frozenset("ZXx")

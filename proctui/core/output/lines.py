@@ -10,11 +10,11 @@ import codecs
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from enum import IntEnum
 from itertools import islice, repeat
 
 from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
-from proctui.records import dataclass
 
 
 class Stream(IntEnum):

@@ -13,6 +13,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from proctui.core.life.outcome import seconds
 from proctui.core.os.lineage import Lineage
@@ -26,7 +27,6 @@ from proctui.core.speak.readiness import Checks
 from proctui.core.speak.senders import Judged, Senders, outside_tree
 from proctui.core.store.journal import Journal
 from proctui.core.store.kinds import Kind
-from proctui.records import dataclass
 
 MAX_STATUS = 200  # characters of STATUS= shown
 MAX_JOURNAL_VALUE = 256  # characters of each notify field in the journal

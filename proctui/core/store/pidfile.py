@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, field
-
-from proctui.records import dataclass
+from dataclasses import asdict, dataclass, field
 
 MAX_PID_FILE = 1 << 16
 

@@ -16,11 +16,11 @@ import os
 import pwd
 import socket
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 from proctui.core.store.pidfile import MAX_PID_FILE, PidRecord
-from proctui.records import dataclass
 
 PID_SUFFIX = ".pid"
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC

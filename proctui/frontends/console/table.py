@@ -3,6 +3,8 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
@@ -24,7 +26,6 @@ from proctui.frontends.console.render import (
     running_words,
     segments,
 )
-from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)
