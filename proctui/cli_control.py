@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from proctui.cli_base import SECONDS, _fail, cli
-from proctui.protocol.commands import BY_NAME, Extend
+from proctui.commands import COMMANDS, Named
+from proctui.commands.extend import Extend
 
 HOST_ENV = "PROCTUI_HOST"
 
@@ -96,20 +97,23 @@ def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
              host[0] if host else None)
 
 
-def _process_command(op: str, verb: str) -> None:
-    @cli.command(op, help=verb)
+def _process_command(cls: type[Named]) -> None:
+    @cli.command(cls.op, help=cls.help())
     @where_options
     @click.argument("names", nargs=-1, required=True)
     def command(file: Path | None, run_dir: Path | None, host: str | None,
                 names: tuple[str, ...]) -> None:
         from proctui.frontends import control
 
-        _control(file, run_dir, lambda conn: control.act(conn, op, names, sys.stdout), host)
+        _control(file, run_dir, lambda conn: control.act(conn, cls, names, sys.stdout,
+                                                         cls.op), host)
 
 
-# Their help is the first line of the command's docstring in the table: written once.
-for _op in ("stop", "start", "restart", "kill", "abandon"):
-    _process_command(_op, BY_NAME[_op].help())
+# Every command of the table said as ``proctui OP NAME...``: its help is the first line
+# of its docstring, written once in its own module.
+for _cls in COMMANDS.values():
+    if issubclass(_cls, Named) and _cls.cli is not None and _cls.cli.args == "NAME...":
+        _process_command(_cls)
 
 
 @cli.command(help=Extend.help(), context_settings={"ignore_unknown_options": True})
@@ -128,14 +132,16 @@ def extend(file: Path | None, run_dir: Path | None, host: str | None, name: str,
         if no_deadline == (seconds is not None):
             _fail("extend: give SECONDS (10, 1.5, 10s, 2m, 1h30m) or --no-deadline"
                   + (", not both" if no_deadline else ""))
-        _control(file, run_dir, lambda conn: control.act(conn, "wait", (name,), sys.stdout),
-                 host)
+        from proctui.commands.wait import Wait
+
+        _control(file, run_dir, lambda conn: control.act(conn, Wait, (name,), sys.stdout,
+                                                         "wait"), host)
     # A string, not a click type: "-5" must be a bad value, not an unknown option.
     by = parse_duration(seconds or "")
     if by is None or not 0 < by <= MAX_SECONDS:
         _fail(f"extend: SECONDS {bad_duration(seconds)}")
-    _control(file, run_dir, lambda conn: control.act(conn, "extend", (name,), sys.stdout,
-                                                     by=by), host)
+    _control(file, run_dir, lambda conn: control.act(
+        conn, lambda n: Extend(n, by), (name,), sys.stdout, "extend"), host)
 
 
 @cli.command("is-ready")

@@ -11,7 +11,7 @@ import click
 
 from proctui.cli_base import EXIT_USAGE, cli
 from proctui.cli_control import _control, where_options
-from proctui.protocol.commands import Reload
+from proctui.commands.reload import Reload
 
 
 @cli.command(help=Reload.help())
@@ -22,7 +22,7 @@ def reload(file: Path | None, run_dir: Path | None, host: str | None) -> None:
 
 def _reload(conn) -> int:  # type: ignore[no-untyped-def]
     from proctui.core.output.text import clean
-    from proctui.protocol.commands import Fault
+    from proctui.core.reply import Fault
 
     reply = conn.call(Reload())
     if reply.fault is Fault.BAD_VALUE:

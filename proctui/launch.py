@@ -156,10 +156,11 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
                                on_hangup=hangup, source=config.source,
                                reload_from=reload_from)
         from proctui.frontends import headless as runner
+        from proctui.startup import resume
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
                           stop_after=stop_after, source=config.source,
-                          reload_from=reload_from)
+                          reload_from=reload_from, resume=resume)
     finally:
         directory.close()
 
@@ -179,11 +180,12 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
             reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
 
     from proctui.core.store.rundir import default_run_dir
-    from proctui.frontends.daemon import detach
+    from proctui.daemon import detach
+    from proctui.startup import resume
 
     status, text = detach(config.processes, run_dir=path, source=config.source,
                           leftover_defaults=template, stop_after=stop_after,
-                          reload_from=reload_from)
+                          reload_from=reload_from, resume=resume)
     if status != 0:
         say(f"proctui: error: {text}", err=True)
         return status

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.abandon_all import AbandonAll
 from proctui.config import ProcessSpec
 from proctui.core.life.outcome import Outcome
 from proctui.core.life.stop import Phase
@@ -166,7 +167,7 @@ class Harness:
         return self
 
     def view(self, name: str) -> ProcessView:
-        return next(v for v in self.sup.views() if v.name == name)
+        return next(v for v in self.sup.snapshot().views if v.name == name)
 
     def pump(self, timeout: float = 0.05) -> list[object]:
         new = self.events.get(timeout)
@@ -197,9 +198,9 @@ class Harness:
 
     def wait_all_ended(self, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
-        while not self.sup.all_ended():
+        while not self.sup.snapshot().all_ended:
             if time.monotonic() > deadline:
-                raise AssertionError(f"not all ended: {self.sup.views()}")
+                raise AssertionError(f"not all ended: {self.sup.snapshot().views}")
             self.pump(0.02)
 
     def wait_output(self, name: str, text: str, timeout: float = 10.0) -> None:
@@ -214,7 +215,7 @@ class Harness:
 
     def output(self, name: str) -> list[str]:
         """What the process printed (not proctui's notices about it)."""
-        got = self.sup.buffer(name).read(0)
+        got = self.sup.output.buffer(name).read(0)
         return [line for line, stream in zip(got.lines, got.streams, strict=True)
                 if stream != Stream.PROCTUI]
 
@@ -232,7 +233,7 @@ def harness() -> Iterator[Callable[..., Harness]]:
     for h in made:
         # Abandon first so the core stops watching; the reaper fixture kills the rest.
         with contextlib.suppress(Exception):
-            h.sup.abandon_all().result(timeout=5)
+            h.sup.send(AbandonAll()).result(timeout=5)
         h.sup.close()
 
 
@@ -277,10 +278,10 @@ def supervised(tmp_path: Path) -> Iterator[tuple[Supervisor, RunDir]]:
     run_dir.open()
     sup = Supervisor([spec("svc", "exec sleep 60")], run_dir=run_dir)
     sup.start()
-    wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="svc running")
+    wait_until(lambda: sup.snapshot().views[0].phase is Phase.RUNNING, what="svc running")
     try:
         yield sup, run_dir
     finally:
-        sup.abandon_all().result(timeout=5)
+        sup.send(AbandonAll()).result(timeout=5)
         sup.close()
         run_dir.close()

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.extend import Extend
+from proctui.commands.kill import Kill
 from proctui.config import OnTimeout
 from proctui.core.store.rundir import RunDir
 from proctui.frontends.console.dialogs import AskScreen
@@ -38,13 +40,13 @@ async def test_questions_answered_elsewhere_close_and_the_next_is_tracked():
         await pilot.press("q")
         first = await asked(pilot, app)
         assert app._question is first
-        sup.kill(first.view.name).result(timeout=5)  # `proctui kill` from another terminal
+        sup.send(Kill(first.view.name)).result(timeout=5)  # `proctui kill` from another terminal
         other = "b" if first.view.name == "a" else "a"
         await until(pilot, lambda: app.screen is not first, what="the first to close")
         second = await asked(pilot, app)
         assert second is not first and second.view.name == other
         assert app._question is second
-        sup.extend(other, 0.5).result(timeout=5)  # `proctui extend` from elsewhere
+        sup.send(Extend(other, 0.5)).result(timeout=5)  # `proctui extend` from elsewhere
         await until(pilot, lambda: not isinstance(app.screen, AskScreen),
                     what="the answered question to close")
         await until(pilot, lambda: app._question is None, what="_question forgotten")
@@ -64,7 +66,7 @@ async def test_the_palette_over_a_question_answered_elsewhere():
         first = await asked(pilot, app)
         await pilot.press("ctrl+p")
         await until(pilot, lambda: app.screen is not first, what="the palette over the question")
-        sup.kill(first.view.name).result(timeout=5)
+        sup.send(Kill(first.view.name)).result(timeout=5)
         await until(pilot, lambda: view(sup, first.view.name).outcome is not None,
                     what="the kill")
         await pilot.pause(0.5)
@@ -76,7 +78,7 @@ async def test_the_palette_over_a_question_answered_elsewhere():
         second = await asked(pilot, app)
         assert second.view.name == other, "the stale question stayed"
         assert first not in app.screen_stack
-        sup.kill(other).result(timeout=5)
+        sup.send(Kill(other)).result(timeout=5)
         await until(pilot, lambda: not app.is_running, what="the exit")
 
 

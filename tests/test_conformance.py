@@ -10,12 +10,12 @@ from concurrent.futures import Future
 from typing import Any
 
 import pytest
-
 from proctui.core.api import Core
+from proctui.protocol.commands import COMMANDS, CORE_COMMANDS, Fault
+
 from proctui.core.life.stages import Why
 from proctui.core.view import Reply
 from proctui.protocol import commands
-from proctui.protocol.commands import COMMANDS, CORE_COMMANDS, Fault
 from proctui.protocol.decode import decode
 from proctui.protocol.replies import encode_reply
 from proctui.remote.client import RemoteCore

@@ -20,17 +20,21 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.clear import Clear
+from proctui.commands.stop import Stop
 from proctui.config import OnTimeout
 from proctui.core.life.outcome import OutcomeKind, Reason
 from proctui.core.life.stop import Phase
+from proctui.core.reply import Fault
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.protocol import commands, wire
-from proctui.protocol.commands import Fault
+from proctui.protocol import wire
 from proctui.protocol.replies import encode_reply
 from proctui.remote import pages, slots
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
+from tests import table as commands
 from tests.children import STUBBORN
 from tests.conftest import PY, pyspec, spec, wait_until
 
@@ -60,7 +64,7 @@ class Served:
         self.path = run_dir.path / wire.SOCKET
 
     def view(self, name: str):  # type: ignore[no-untyped-def]
-        return next(v for v in self.sup.views() if v.name == name)
+        return next(v for v in self.sup.snapshot().views if v.name == name)
 
     def raw(self) -> socket.socket:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -80,7 +84,7 @@ def served(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
         run_dir.open()
         sup = Supervisor(specs, run_dir=run_dir, **kw)
         sup.start()
-        wait_until(lambda: all(v.phase is Phase.RUNNING for v in sup.views()),
+        wait_until(lambda: all(v.phase is Phase.RUNNING for v in sup.snapshot().views),
                    what="every process running")
         server = Server(sup, run_dir, source="test")
         server.start()
@@ -91,7 +95,7 @@ def served(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
     yield make
     for s in made:
         with contextlib.suppress(Exception):
-            s.sup.abandon_all().result(timeout=5)
+            s.sup.send(AbandonAll()).result(timeout=5)
         s.server.close()
         s.sup.close()
         s.run_dir.close()
@@ -177,10 +181,10 @@ def test_a_client_that_never_reads_delays_no_deadline(served, tmp_path):
         sock.sendall(wire.dumps({"op": "watch", "output": "all"}))
     reader = RemoteCore(s.connection(), output=False)
     try:
-        wait_until(lambda: s.sup.buffer("flood").total > 200_000, timeout=30,
+        wait_until(lambda: s.sup.output.buffer("flood").total > 200_000, timeout=30,
                    what="a flood of output")
-        wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
-        assert s.sup.stop("hung").result(5).ok
+        wait_until(lambda: s.sup.output.buffer("hung").output_total >= 1, what="hung ready")
+        assert s.sup.send(Stop("hung")).result(5).ok
         wait_until(lambda: s.view("hung").outcome is not None, timeout=20,
                    what="hung's outcome")
         outcome = s.view("hung").outcome
@@ -212,7 +216,7 @@ def test_a_client_that_fell_behind_is_brought_up_to_date(served):
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.sendall(wire.dumps({"op": "watch", "output": "all", "replay": 0}))
     try:
-        wait_until(lambda: s.sup.buffer("burst").output_total == 50000, timeout=30,
+        wait_until(lambda: s.sup.output.buffer("burst").output_total == 50000, timeout=30,
                    what="the burst")
         messages = read_messages(sock, time.monotonic() + 3.0)
         outs = [m for m in messages if m.get("t") == "out" and m["n"] == "burst"]
@@ -221,7 +225,7 @@ def test_a_client_that_fell_behind_is_brought_up_to_date(served):
         # output went quiet ("q"): the newest lines are in the last push that has any.
         last = [m for m in outs if m["l"]][-1]
         assert last["l"][-1] == "line 49999"
-        assert last["f"] + len(last["l"]) == s.sup.buffer("burst").total
+        assert last["f"] + len(last["l"]) == s.sup.output.buffer("burst").total
         assert dropped > 0, "the lines that left the scrollback are counted"
         assert sum(len(m["l"]) for m in outs) + dropped <= 50001 + 5
     finally:
@@ -281,7 +285,7 @@ def test_a_socket_closed_in_the_middle_of_a_message_does_nothing(served):
 def test_two_clients_see_the_same_state_and_each_others_decisions(served):
     s = served([pyspec("hung", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ASK)],
                interactive=True)
-    wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+    wait_until(lambda: s.sup.output.buffer("hung").output_total >= 1, what="hung ready")
     one, two = RemoteCore(s.connection()), RemoteCore(s.connection())
     try:
         assert one.stop("hung").result(5).ok
@@ -346,7 +350,7 @@ def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
 def test_every_refusal_has_a_fault_code_and_words(served):
     """Faults, like supervisord's: a script tests the code, a person reads the words."""
     s = served([spec("a", "sleep 60"), spec("done", "sleep 60")])
-    assert s.sup.stop("done").result(5).ok
+    assert s.sup.send(Stop("done")).result(5).ok
     wait_until(lambda: s.view("done").outcome is not None, what="done to end")
     sock = s.raw()
     try:
@@ -469,9 +473,9 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
     s = served([pyspec("big", code, scrollback=100_000),
                 pyspec("hung", STUBBORN, stop_timeout=1.0, kill_timeout=5.0)],
                interactive=False)
-    wait_until(lambda: s.sup.buffer("big").output_total >= 100_001, timeout=60,
+    wait_until(lambda: s.sup.output.buffer("big").output_total >= 100_001, timeout=60,
                what="the scrollback full")
-    wait_until(lambda: s.sup.buffer("hung").output_total >= 1, what="hung ready")
+    wait_until(lambda: s.sup.output.buffer("hung").output_total >= 1, what="hung ready")
     before = _rss()
     _reset_peak()
     greedy = [s.raw() for _ in range(10)]
@@ -480,7 +484,7 @@ def test_clients_that_ask_for_everything_and_never_read_cost_a_bounded_amount(se
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.sendall(b"".join(wire.dumps({"op": "tail", "name": "big", "id": i})
                                   for i in range(20)))
-        assert s.sup.stop("hung").result(5).ok
+        assert s.sup.send(Stop("hung")).result(5).ok
         wait_until(lambda: s.view("hung").outcome is not None, timeout=20,
                    what="hung's outcome")
         for sock in greedy:  # each has its first reply built (a few KB of it read)
@@ -521,7 +525,7 @@ def test_logs_shows_the_kept_lines_once_thousands_have_left_the_scrollback(serve
 
     code = "for i in range(5000): print(f'{i:08d} line')\nimport time\ntime.sleep(100)"
     s = served([pyspec("many", code, scrollback=100)])
-    wait_until(lambda: s.sup.buffer("many").mark().output_total >= 5000,
+    wait_until(lambda: s.sup.output.buffer("many").mark().output_total >= 5000,
                what="5,000 lines printed")
     conn = s.connection()
     try:
@@ -556,9 +560,9 @@ def test_logs_reads_past_the_operators_clear(served, capsys):
 
     code = "for i in range(30): print(f'tick {i}')\nimport time\ntime.sleep(100)"
     s = served([pyspec("t", code)])
-    buf = s.sup.buffer("t")
+    buf = s.sup.output.buffer("t")
     wait_until(lambda: buf.mark().output_total >= 30, what="30 lines printed")
-    s.sup.clear_output("t").result(10)
+    s.sup.send(Clear("t")).result(10)
     assert buf.read(0).lines == []  # the panes show nothing before the clear
     conn = s.connection()
     try:
@@ -695,7 +699,7 @@ def test_a_client_behind_the_scrollback_gets_the_newest_lines_at_once(served):
     code = ("import sys,time\nsys.stdout.write(''.join(f'line {i}\\n' for i in range(30000)))"
             "\nsys.stdout.flush()\ntime.sleep(60)\n")
     s = served([pyspec("burst", code, scrollback=20000)])
-    buf = s.sup.buffer("burst")
+    buf = s.sup.output.buffer("burst")
     wait_until(lambda: buf.output_total == 30000, timeout=30, what="the burst")
 
     def push(start: int) -> dict:  # type: ignore[type-arg]
@@ -720,7 +724,7 @@ def test_a_push_says_when_output_has_stopped_so_a_console_draws_it_at_once(serve
     is not 'q', and the next push says it once it has stopped, with or without lines."""
     code = "import sys,time\nfor i in range(10): print(i)\nsys.stdout.flush()\ntime.sleep(60)\n"
     s = served([pyspec("burst", code), pyspec("flood", FLOOD)])
-    wait_until(lambda: s.sup.buffer("burst").output_total == 10, what="the burst")
+    wait_until(lambda: s.sup.output.buffer("burst").output_total == 10, what="the burst")
     time.sleep(0.05)  # (what is measured is the quiet after it)
 
     def push(c: slots.Client) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -754,7 +758,7 @@ def test_the_end_of_a_burst_is_said_within_the_gap_between_pushes(served, monkey
     code = ("import sys,time\nwhile True:\n    print('a\\nb\\nc', flush=True)\n"
             "    time.sleep(0.6)\n")
     s = served([pyspec("burst", code)])
-    buf = s.sup.buffer("burst")
+    buf = s.sup.output.buffer("burst")
 
     def client(name: str) -> slots.Client:
         c = slots.Client(writer=_Collected(), pid=0, sent={name: 0},  # type: ignore[arg-type]
@@ -793,7 +797,7 @@ def test_a_trickle_of_output_is_pushed_no_oftener_for_the_early_end(served, monk
     monkeypatch.setattr(server_module, "PUSH_HZ", 4)  # a 250 ms gap
     code = "import time\nwhile True:\n    print('t', flush=True)\n    time.sleep(0.002)\n"
     s = served([pyspec("trickle", code)])
-    buf = s.sup.buffer("trickle")
+    buf = s.sup.output.buffer("trickle")
     wait_until(lambda: buf.output_total > 50, what="the trickle")
     pushed_lines = 0
     for _ in range(5):
@@ -815,10 +819,10 @@ def test_the_end_of_a_burst_rings_an_attached_console_that_has_not_looked_yet(se
     s = served([pyspec("quiet", "import time\nprint('ready', flush=True)\ntime.sleep(60)\n")])
     core = RemoteCore(Connection.open(s.run_dir.path))
     try:
-        wait_until(lambda: core.buffer("quiet").output_total >= 1, what="the replay")
+        wait_until(lambda: core.output.buffer("quiet").output_total >= 1, what="the replay")
         rings: list[int] = []
-        core.listen(lambda: rings.append(1))
-        mark = s.sup.buffer("quiet").mark()
+        core.output.listen(lambda: rings.append(1))
+        mark = s.sup.output.buffer("quiet").mark()
         out = {"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
                "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before}
         core._apply({**out, "q": False})  # still coming: rung (now or before), not looked at
@@ -840,8 +844,8 @@ def test_a_new_link_forgets_what_the_old_one_said_was_still_coming(served):
     path = s.run_dir.path
     core = RemoteCore(Connection.open(path), dial=lambda: Connection.open(path))
     try:
-        wait_until(lambda: core.buffer("quiet").output_total >= 1, what="the replay")
-        mark = s.sup.buffer("quiet").mark()
+        wait_until(lambda: core.output.buffer("quiet").output_total >= 1, what="the replay")
+        mark = s.sup.output.buffer("quiet").mark()
         core._apply({"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
                      "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before,
                      "q": False})

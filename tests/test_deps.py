@@ -12,6 +12,10 @@ import sys
 
 import pytest
 
+from proctui.commands.abandon import Abandon
+from proctui.commands.extend import Extend
+from proctui.commands.kill import Kill
+from proctui.commands.stop_all import StopAll
 from proctui.config import ConfigError, DependCondition, OnTimeout, ReadyCheck, parse_toml
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
@@ -110,11 +114,11 @@ def test_everything_stops_in_reverse_order_in_stages(harness):
     h = harness(chain())
     for name in ("db", "api", "web"):
         h.wait_output(name, "ready")
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     wait_until(lambda: h.view("db").stops_after == ("api",), what="db to wait for api")
     assert h.view("db").stage == 3 and h.view("db").stages == 3
     h.wait_all_ended()
-    assert all(o.kind is OutcomeKind.STOPPED for _, o in h.sup.final())
+    assert all(o.kind is OutcomeKind.STOPPED for _, o in h.sup.snapshot().final())
     web, api, db = order(h, "web: stopped after", "api: stopped after", "db: stopped after")
     assert web < api < db
     assert order(h, "api: SIGTERM sent")[0] > web, "api was signalled before web had ended"
@@ -131,16 +135,16 @@ def test_a_stage_where_the_operator_kills_extends_and_abandons(harness):
     h = harness(specs)
     for name in ("db", "api", "web"):
         h.wait_output(name, "ready")
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     wait_until(lambda: h.view("web").phase is Phase.DECIDING, what="web's question")
     assert h.view("api").phase is Phase.RUNNING and h.view("api").stops_after == ("web",)
-    assert not h.sup.extend("api").result(5).ok, "api is not stopping yet"
-    assert h.sup.extend("web", 0.5).result(5).ok
+    assert not h.sup.send(Extend("api")).result(5).ok, "api is not stopping yet"
+    assert h.sup.send(Extend("web", 0.5)).result(5).ok
     wait_until(lambda: h.view("web").phase is Phase.DECIDING and h.view("web").decisions == 2)
-    h.sup.abandon("web").result(5)
+    h.sup.send(Abandon("web")).result(5)
     # Released: api gets its stop signal now, and is killed by the operator.
     wait_until(lambda: h.view("api").phase is Phase.STOPPING, what="api's stop")
-    h.sup.kill("api")
+    h.sup.send(Kill("api"))
     assert h.outcome("api").kind is OutcomeKind.KILLED
     assert h.outcome("db").kind is OutcomeKind.STOPPED
     h.wait_all_ended()
@@ -155,12 +159,12 @@ def test_one_command_stops_everything_now_regardless_of_order(harness):
                  pyspec("web", STUBBORN, depends_on=(("db", None),), stop_timeout=30)])
     h.wait_output("db", "ready")
     h.wait_output("web", "ready")
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     wait_until(lambda: h.view("db").stops_after == ("web",))
-    h.sup.stop_all(ordered=False)
+    h.sup.send(StopAll(ordered=False))
     assert h.outcome("db").kind is OutcomeKind.STOPPED, "db stopped while web still ran"
     assert h.view("web").phase is Phase.STOPPING
-    h.sup.kill("web")
+    h.sup.send(Kill("web"))
     h.wait_all_ended()
 
 

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.config import RestartPolicy
 from proctui.core.life.outcome import OutcomeKind
 from tests.conftest import alive, pyspec, spec, wait_until
@@ -52,7 +54,7 @@ def test_a_double_forked_daemon_with_a_cleared_environment_is_found_and_stopped(
         h.wait_notice("svc", "still run; watching them")
         view = h.view("svc")
         assert view.outcome is None and view.escapees == (daemon,), view
-        h.sup.stop("svc")
+        h.sup.send(Stop("svc"))
         outcome = h.outcome("svc")
         assert outcome.kind is OutcomeKind.STOPPED, outcome.text
         assert not alive(daemon)
@@ -71,11 +73,11 @@ def test_a_daemon_no_run_can_be_proven_to_own_is_reported_and_never_signalled(ha
         assert outcome.kind is OutcomeKind.EXITED, outcome.text
         h.wait_notice(None, f"pid {daemon} (")
         h.wait_notice(None, "proctui cannot tell which")
-        assert h.sup.strays() == [daemon]
-        h.sup.stop_all()
+        assert list(h.sup.snapshot().strays) == [daemon]
+        h.sup.send(StopAll())
         h.wait_all_ended()
         assert alive(daemon), "a stray is never signalled"
-        assert h.sup.exit_status() == 3
+        assert h.sup.snapshot().exit_status == 3
     finally:
         os.kill(daemon, signal.SIGKILL)
 
@@ -98,7 +100,7 @@ def test_restart_on_failure_does_not_start_another_copy_while_its_daemon_lives(h
     finally:
         if alive(daemon):
             os.kill(daemon, signal.SIGKILL)
-        h.sup.stop("svc")
+        h.sup.send(Stop("svc"))
 
 
 def test_an_escaped_writer_keeps_its_pipe_read_after_the_run_ends(harness, tmp_path: Path):
@@ -119,7 +121,7 @@ def test_an_escaped_writer_keeps_its_pipe_read_after_the_run_ends(harness, tmp_p
         assert h.outcome("a").kind is OutcomeKind.EXITED
         wait_until(result.exists, timeout=15, what="the writer to finish")
         assert result.read_text() == "ok"
-        lines = h.sup.buffer("a").read(0).lines
+        lines = h.sup.output.buffer("a").read(0).lines
         assert "still writing 29" in lines
         # It went on writing after the group ended: whether the run waited for it (a walk
         # saw it under its leader) or ended without it (a stray among two runs).
@@ -149,7 +151,7 @@ def test_a_daemon_seen_under_its_leader_is_attributed_even_among_many_runs(harne
         h.wait_output("a", "leader done", timeout=10)
         h.wait_notice("a", "still run; watching them")
         assert h.view("a").escapees == (daemon,)
-        assert h.sup.strays() == []
+        assert list(h.sup.snapshot().strays) == []
     finally:
         if alive(daemon):
             os.kill(daemon, signal.SIGKILL)
@@ -171,7 +173,7 @@ def test_every_pid_of_a_run_left_running_is_named(harness):
     wait_until(lambda: sum(x.startswith("ready") for x in h.output("many")) == 4)
     pids = sorted(int(x.split()[1]) for x in h.output("many") if x.startswith("ready"))
     try:
-        h.sup.stop("many")
+        h.sup.send(Stop("many"))
         outcome = h.outcome("many")
         assert outcome.kind is OutcomeKind.ABANDONED
         named = sorted(int(p) for p in re.findall(r"\d+", outcome.text.split("pids ")[1]))

@@ -13,6 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.kill import Kill
+from proctui.commands.stop import Stop
 from proctui.config import ConfigError, load_procfile, parse_toml
 from proctui.core.output.lines import LineSplitter
 from proctui.core.output.text import clean
@@ -192,8 +195,8 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
     h.sup.start()
     try:
         h.wait_output("relay", "ready")
-        target = "\0" + h.sup._engine.speech.sockets["relay"].address[1:]
-        sock = h.sup._engine.speech.sockets["relay"]
+        target = "\0" + h.sup._engine.executor.speech.sockets["relay"].address[1:]
+        sock = h.sup._engine.executor.speech.sockets["relay"]
         @settings(max_examples=150, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(DATAGRAMS)
@@ -205,14 +208,14 @@ def test_random_datagrams_never_hurt_the_supervisor(tmp_path_factory):
         stranger()
         time.sleep(0.2)
         assert sock.received > 0 and sum(sock.dropped.values()) > 0
-        h.sup.stop("relay")
+        h.sup.send(Stop("relay"))
         outcome = h.outcome("relay")  # whatever the messages did, it ends, and words it
         assert outcome.kind in (OutcomeKind.STOPPED, OutcomeKind.KILLED,
                                 OutcomeKind.WATCHDOG), outcome.text
-        assert h.sup.crash is None
+        assert h.sup.snapshot().crash is None
         assert "\x1b" not in h.view("relay").status
     finally:
-        h.sup.abandon_all().result(timeout=5)
+        h.sup.send(AbandonAll()).result(timeout=5)
         h.sup.close()
 
 
@@ -275,9 +278,10 @@ KEYS_OF_REQUESTS = st.sampled_from(["name", "by", "output", "replay", "start", "
 @settings(max_examples=500, deadline=None)
 @given(OPS, st.dictionaries(KEYS_OF_REQUESTS, JSON, max_size=4))
 def test_any_request_decodes_to_a_command_or_a_fault(op, rest):
-    from proctui.protocol import commands, wire
+    from proctui.protocol import wire
     from proctui.protocol.decode import decode
     from proctui.protocol.replies import encode_reply
+    from tests import table as commands
 
     request = decode({"op": op, **rest})
     if isinstance(request, commands.Done):
@@ -308,9 +312,9 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
     from proctui.core.life.stop import Phase
     from proctui.core.store.rundir import RunDir
     from proctui.core.supervisor import Supervisor
-    from proctui.protocol import commands
     from proctui.remote.client import Connection
     from proctui.remote.server import Server
+    from tests import table as commands
     from tests.conftest import spec, wait_until
 
     name = "the-target-process"
@@ -322,7 +326,7 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
     server.start()
     path = str(run_dir.path / "control.sock")
     try:
-        wait_until(lambda: sup.views()[0].phase is Phase.RUNNING, what="running")
+        wait_until(lambda: sup.snapshot().views[0].phase is Phase.RUNNING, what="running")
 
         @settings(max_examples=150, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -348,14 +352,14 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
                     seen = seen[-200:] + chunk
 
         client()
-        assert sup.views()[0].phase is Phase.RUNNING and sup.crash is None
+        assert sup.snapshot().views[0].phase is Phase.RUNNING and sup.snapshot().crash is None
         conn = Connection.open(run_dir.path)
         try:
             assert conn.call(commands.Ping()).ok
         finally:
             conn.close()
     finally:
-        sup.kill(name).result(timeout=5)
+        sup.send(Kill(name)).result(timeout=5)
         wait_until(sup.all_ended, timeout=20, what="the target killed")
         server.close()
         sup.close()

@@ -203,7 +203,7 @@ def test_third_sigint_abandons_what_is_left_and_exits(monkeypatch):
     status = runner.run()
     thread.join(5)
     text = out.getvalue()
-    pid = sup.views()[0].pid
+    pid = sup.snapshot().views[0].pid
     assert status == 3
     assert f"abandoning what is left (stuck pid {pid}) and exiting" in text
     assert re.search(rf"stuck: abandoned after \d+\.\ds: pid {pid} left running", text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from proctui.commands.stop import Stop
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.store import journal as journal_mod
 from proctui.core.store.journal import Journal
@@ -95,9 +96,9 @@ def test_a_status_loop_does_not_lose_the_shutdown(harness, run_dir):
             "        time.sleep(0.001)\n")
     h = harness([pyspec("chatty", code, stop_timeout=1.5, kill_timeout=3)], run_dir=run_dir)
     h.wait_output("chatty", "ready")
-    sock = h.sup._engine.speech.sockets["chatty"]
+    sock = h.sup._engine.executor.speech.sockets["chatty"]
     h.pump(1.0)
-    h.sup.stop("chatty")
+    h.sup.send(Stop("chatty"))
     outcome = h.outcome("chatty")
     assert outcome.kind is OutcomeKind.KILLED, outcome.text
     received = sock.received
@@ -138,7 +139,7 @@ def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harne
     h = harness([pyspec("greedy", code, stop_timeout=1, kill_timeout=3, max_stop_time=3)],
                 run_dir=run_dir)
     h.wait_output("greedy", "ready")
-    h.sup.stop("greedy")
+    h.sup.send(Stop("greedy"))
     outcome = h.outcome("greedy")
     view = h.view("greedy")
     took = view.kill_sent_at - view.stop_requested_at
@@ -147,7 +148,7 @@ def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harne
     entries = read(run_dir)
     deadlines = [e for e in entries if e["kind"] == "deadline"]
     assert len(deadlines) <= 40, len(deadlines)
-    notices = [line for line in h.sup.buffer("greedy").read(0).lines
+    notices = [line for line in h.sup.output.buffer("greedy").read(0).lines
                if "extended by the process" in line]
     assert len(notices) <= 40, len(notices)
     # The requests themselves are chatter: a few a second, and the latest before each

@@ -197,8 +197,8 @@ finally:
 took = time.monotonic() - began
 served = control.server is not None
 control.close()
-sup.stop_all().result(timeout=20)
-while not sup.all_ended():
+sup.send(StopAll()).result(timeout=20)
+while not sup.snapshot().all_ended:
     time.sleep(0.02)
 sup.close()
 left = (run_dir.path / wire.SOCKET).exists()

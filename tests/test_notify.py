@@ -13,6 +13,7 @@ import socket
 
 import pytest
 
+from proctui.commands.stop import Stop
 from proctui.config import ReadyCheck, RestartPolicy
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
@@ -27,11 +28,11 @@ NOTIFY_READY = ReadyCheck(notify=True)
 
 
 def socket_of(h, name: str) -> socket.socket:
-    return h.sup._engine.speech.sockets[name].sock
+    return h.sup._engine.executor.speech.sockets[name].sock
 
 
 def address_of(h, name: str) -> str:
-    return "\0" + h.sup._engine.speech.sockets[name].address[1:]
+    return "\0" + h.sup._engine.executor.speech.sockets[name].address[1:]
 
 
 @pytest.mark.skipif(shutil.which("systemd-notify") is None, reason="needs systemd-notify")
@@ -41,7 +42,7 @@ def test_systemd_notify_from_a_shell_script(harness):
     wait_until(lambda: h.view("svc").ready_at is not None, what="READY=1")
     assert h.view("svc").status == "serving requests"
     h.wait_notice("svc", "ready after")
-    h.sup.stop("svc")
+    h.sup.send(Stop("svc"))
     assert h.outcome("svc").kind is OutcomeKind.STOPPED
 
 
@@ -76,7 +77,7 @@ def test_a_real_daemon_speaks_as_its_own_user(harness, tmp_path):
     wait_until(lambda: h.view("redis").ready_at is not None, timeout=20, what="READY=1")
     assert os.stat(f"/proc/{h.view('redis').pid}").st_uid == 65534
     assert "accept" in h.view("redis").status.lower(), h.view("redis").status
-    h.sup.stop("redis")
+    h.sup.send(Stop("redis"))
     assert h.outcome("redis").kind is OutcomeKind.STOPPED
     shutil.rmtree(work, ignore_errors=True)
 
@@ -91,7 +92,7 @@ def test_extend_timeout_usec_moves_the_deadline_visibly(harness):
                      "while True: time.sleep(0.05)\n")
     h = harness([pyspec("slow", code, stop_timeout=0.5)])
     h.wait_output("slow", "ready")
-    h.sup.stop("slow")
+    h.sup.send(Stop("slow"))
     h.wait_notice("slow", "extended by the process: SIGKILL in 3.0s")
     view = h.view("slow")
     assert view.extended_by_process and view.status == "flushing"
@@ -110,7 +111,7 @@ def test_max_stop_time_caps_what_a_process_may_ask_for(harness):
                      "while True: time.sleep(0.05)\n")
     h = harness([pyspec("greedy", code, stop_timeout=0.3, max_stop_time=1.5)])
     h.wait_output("greedy", "ready")
-    h.sup.stop("greedy")
+    h.sup.send(Stop("greedy"))
     outcome = h.outcome("greedy")
     assert outcome.kind is OutcomeKind.KILLED
     assert re.fullmatch(r"killed with SIGKILL at its deadline, 1\.[45]s after the stop request, "
@@ -146,7 +147,7 @@ def test_strangers_garbage_oversized_and_passed_descriptors_are_dropped(harness)
                         ready=NOTIFY_READY)])
     h.wait_output("svc", "ready")
     target = address_of(h, "svc")
-    sock = h.sup._engine.speech.sockets["svc"]
+    sock = h.sup._engine.executor.speech.sockets["svc"]
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
         s.sendto(b"READY=1", target)  # from this test process: not the run's
         s.sendto(b"\xff\xfe garbage", target)
@@ -182,12 +183,12 @@ def test_senders_of_another_run_cannot_speak_for_this_one(harness):
                  pyspec("b", NOTIFY + "import sys,time\n"
                         "a = sys.stdin.readline()\n" + "time.sleep(60)\n")])
     wait_until(lambda: h.view("b").pid is not None)
-    target = h.sup._engine.speech.sockets["a"].address
+    target = h.sup._engine.executor.speech.sockets["a"].address
     # c stays alive after sending: a sender already reaped when its datagram is read can
     # only be judged by its user (see speech.py), and here every test runs as one user.
     code = NOTIFY.replace("os.environ['NOTIFY_SOCKET']", repr(target)) + \
         "notify('READY=1')\nimport time\ntime.sleep(60)\n"
-    sock = h.sup._engine.speech.sockets["a"]
+    sock = h.sup._engine.executor.speech.sockets["a"]
     harness([pyspec("c", code)])
     wait_until(lambda: sock.dropped["not from a supervised process"] >= 1,
                what="c's datagram to be read and refused")

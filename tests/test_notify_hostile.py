@@ -12,6 +12,9 @@ import sys
 
 import pytest
 
+from proctui.commands.kill import Kill
+from proctui.commands.stop import Stop
+from proctui.commands.wait import Wait
 from proctui.config import ReadyCheck
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
@@ -61,14 +64,14 @@ def test_a_supervised_process_sending_a_hostile_datagram_stops_nothing(harness, 
     h = harness([pyspec("svc", code, stop_timeout=2),
                  pyspec("bystander", "import time; time.sleep(60)")])
     h.wait_output("svc", "sent")
-    wait_until(lambda: h.view("svc").status == "alive" or h.sup.crash, what="STATUS=alive")
-    assert h.sup.crash is None, h.sup.crash
-    sock = h.sup._engine.speech.sockets["svc"]
+    wait_until(lambda: h.view("svc").status == "alive" or h.sup.snapshot().crash, what="STATUS=alive")
+    assert h.sup.snapshot().crash is None, h.sup.snapshot().crash
+    sock = h.sup._engine.executor.speech.sockets["svc"]
     assert dropped(sock) == 1, sock.dropped
     assert h.view("svc").phase is Phase.RUNNING
     assert h.view("bystander").phase is Phase.RUNNING
     assert "²" not in h.view("svc").status
-    assert not any("pid ²" in line or "errno ²" in line for line in h.sup.buffer("svc")
+    assert not any("pid ²" in line or "errno ²" in line for line in h.sup.output.buffer("svc")
                    .read(0).lines)
 
 
@@ -84,29 +87,29 @@ def test_a_hostile_extension_during_the_stop_is_dropped_and_the_stop_ends_cleanl
     h = harness([pyspec("svc", code, stop_timeout=3),
                  pyspec("bystander", "import time; time.sleep(60)")])
     h.wait_output("svc", "ready")
-    h.sup.stop("svc")
+    h.sup.send(Stop("svc"))
     outcome = h.outcome("svc")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
-    assert h.sup.crash is None, h.sup.crash
+    assert h.sup.snapshot().crash is None, h.sup.snapshot().crash
     assert h.view("bystander").phase is Phase.RUNNING
 
 
 def test_an_outsider_sending_hostile_datagrams_is_dropped_and_counted(harness):
     h = harness([pyspec("svc", "import time; print('ready', flush=True); time.sleep(60)")])
     h.wait_output("svc", "ready")
-    sock = h.sup._engine.speech.sockets["svc"]
+    sock = h.sup._engine.executor.speech.sockets["svc"]
     target = "\0" + sock.address[1:]
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
         for bad in HOSTILE:
             s.sendto(bad, target)
     wait_until(lambda: sum(sock.dropped.values()) >= len(HOSTILE), what="every datagram read")
-    assert h.sup.crash is None
+    assert h.sup.snapshot().crash is None
     # Judged by its bytes before its sender: garbage costs no lineage lookup at all.
     assert dropped(sock) == len(HOSTILE), sock.dropped
     assert h.view("svc").phase is Phase.RUNNING
     counts = dict(sock.dropped)
-    assert h.sup._engine.speech.dropped_counts() == {"svc": counts}
-    h.sup.stop("svc")
+    assert h.sup._engine.executor.speech.dropped_counts() == {"svc": counts}
+    h.sup.send(Stop("svc"))
     h.outcome("svc")
     wait_until(lambda: any(e["kind"] == "notify-dropped" for e in h.sup.journal()),
                what="the dropped counts in the journal")
@@ -153,14 +156,14 @@ def test_a_flood_from_an_outsider_does_not_delay_a_victims_sigkill(harness):
                      pyspec("crowd", crowd)])
         h.wait_output("crowd", "up", timeout=60)
         h.wait_output("victim", "ready")
-        sock = h.sup._engine.speech.sockets["victim"]
+        sock = h.sup._engine.executor.speech.sockets["victim"]
         flooder.stdin.write(sock.address + "\n")
         flooder.stdin.flush()
         try:
             wait_until(lambda: sum(sock.dropped.values()) > 50, what="the flood to arrive")
         except AssertionError:
             raise AssertionError(f"{sock.dropped} {sock.received} {flooder.poll()}") from None
-        h.sup.stop("victim")
+        h.sup.send(Stop("victim"))
         outcome = h.outcome("victim", timeout=30)
         view = h.view("victim")
         late = view.kill_sent_at - (view.stop_requested_at + 2)
@@ -219,7 +222,7 @@ def test_an_errno_stream_keeps_the_status_short_and_costs_no_deadline(harness):
     h = harness([pyspec("victim", victim, stop_timeout=1.5, kill_timeout=3),
                  pyspec("chatty", code)])
     h.wait_output("victim", "ready")
-    h.sup.stop("victim")
+    h.sup.send(Stop("victim"))
     h.wait_output("chatty", "sent")
     wait_until(lambda: h.view("chatty").status.endswith("errno 7"), what="the last errno")
     assert h.view("chatty").status == "x" * 200 + " · errno 7"
@@ -227,10 +230,10 @@ def test_an_errno_stream_keeps_the_status_short_and_costs_no_deadline(harness):
     view = h.view("victim")
     late = view.kill_sent_at - (view.stop_requested_at + 1.5)
     assert outcome.kind is OutcomeKind.KILLED and late < 0.3, (late, outcome.text)
-    notices = h.sup.buffer("chatty").read(0).lines
+    notices = h.sup.output.buffer("chatty").read(0).lines
     assert sum("says its main process is pid" in line for line in notices) == 1
     assert sum("says it is stopping" in line for line in notices) == 1
-    assert h.sup.crash is None
+    assert h.sup.snapshot().crash is None
 
 
 def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
@@ -263,9 +266,9 @@ def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
                      "while True: time.sleep(1)\n")
     h = harness([pyspec("svc", code, stop_timeout=30, kill_timeout=2)])
     h.wait_output("svc", "ready")
-    h.sup.stop("svc")
+    h.sup.send(Stop("svc"))
     h.wait_output("svc", "asked 1")
-    assert h.sup.wait_without_deadline("svc").result(timeout=5).ok
+    assert h.sup.send(Wait("svc")).result(timeout=5).ok
     h.wait_output("svc", "asked 30")
     assert h.view("svc").deadline is None
     # The last request asked for one second more: nothing may come of it.
@@ -275,7 +278,7 @@ def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
     view = h.view("svc")
     assert view.phase is Phase.STOPPING and view.deadline is None, view
     assert view.kill_sent_at is None and view.outcome is None
-    h.sup.kill("svc")
+    h.sup.send(Kill("svc"))
     assert h.outcome("svc").text.startswith("killed with SIGKILL by operator")
 
 
@@ -304,7 +307,7 @@ def test_a_sender_of_the_run_outside_its_group_is_still_heard(harness):
     h = harness([spec("svc", cmd, ready=ReadyCheck(notify=True))])
     wait_until(lambda: h.view("svc").ready_at is not None, what="READY=1 from the helper")
     assert h.view("svc").status == "from my own session"
-    sock = h.sup._engine.speech.sockets["svc"]
+    sock = h.sup._engine.executor.speech.sockets["svc"]
     assert not sock.dropped, sock.dropped
 
 
@@ -318,7 +321,7 @@ def test_the_dropped_count_reaches_the_view(harness):
 
     h = harness([pyspec("svc", "import time\nprint('ready', flush=True)\ntime.sleep(60)")])
     h.wait_output("svc", "ready")
-    target = "\0" + h.sup._engine.speech.sockets["svc"].address[1:]
+    target = "\0" + h.sup._engine.executor.speech.sockets["svc"].address[1:]
     with socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_DGRAM) as s:
         for _ in range(5):
             s.sendto(b"EXTEND_TIMEOUT_USEC=\xc2\xb2", target)

@@ -290,7 +290,7 @@ def test_real_child_invalid_utf8_and_stderr(harness):
     )
     h = harness([pyspec("odd", code)])
     h.outcome("odd")
-    got = h.sup.buffer("odd").read(0)
+    got = h.sup.output.buffer("odd").read(0)
     pairs = [(line, stream) for line, stream in zip(got.lines, got.streams, strict=True)
              if stream != Stream.PROCTUI]
     assert ("ok \ufffd\ufffd end", Stream.STDOUT) in pairs
@@ -331,7 +331,7 @@ def test_a_flood_waits_for_a_reader_that_keeps_reading():
     sup.start()
     try:
         while True:
-            ended = sup.all_ended()
+            ended = sup.snapshot().all_ended
             taken = events.get(0.05)
             assert sum(isinstance(e, Output) for e in taken) <= 8  # (read_now: a pipeful)
             got += taken
@@ -354,9 +354,9 @@ def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
     sup.start()
     try:
         wait_until(sup.all_ended, timeout=30, what="the flood to end")
-        ((_, outcome),) = sup.final()
+        ((_, outcome),) = sup.snapshot().final()
         assert outcome.text == "exited: exit code 0"
-        buf = sup.buffer("flood")
+        buf = sup.output.buffer("flood")
         assert buf.total == 2000000 + 2  # the lines and proctui's "started" and outcome
         got = events.get(0)
         kept = sum(len(e.lines) for e in got if isinstance(e, Output))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from proctui.commands.stop import Stop
 from proctui.config import ReadyCheck
 from proctui.core.life.outcome import OutcomeKind
 from tests.conftest import processes_with_token, pyspec, spec, wait_until
@@ -34,7 +35,7 @@ HANGS = ReadyCheck(exec=("/bin/sh", "-c", f"sleep 1000; echo {MARK}"), interval=
 def test_a_hanging_probe_is_killed_when_its_run_ends(harness, child_reaper):
     h = harness([spec("svc", "exec sleep 60", ready=HANGS, stop_timeout=2)])
     wait_until(lambda: probes(child_reaper), what="the probe to run")
-    h.sup.stop("svc")
+    h.sup.send(Stop("svc"))
     assert h.outcome("svc").kind is OutcomeKind.STOPPED
     wait_until(lambda: not probes(child_reaper), timeout=5, what="the probe to be killed")
     h.wait_all_ended()

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import time
 
+from proctui.commands.restart import Restart
+from proctui.commands.stop_all import StopAll
 from proctui.core.life.stop import Phase
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
@@ -22,12 +24,12 @@ def test_a_start_or_restart_during_a_shutdown_is_refused_and_the_shutdown_ends(h
     h.wait_output("stubborn", "ready")
     h.wait_output("ticker", "ready")
     began = time.monotonic()
-    assert h.sup.stop_all().result(timeout=10).ok
+    assert h.sup.send(StopAll()).result(timeout=10).ok
     h.outcome("ticker")
     for ask in (h.sup.start_process, h.sup.restart):
         reply = ask("ticker").result(timeout=10)
         assert not reply.ok and "everything is stopping" in reply.text, reply
-    reply = h.sup.restart("stubborn").result(timeout=10)
+    reply = h.sup.send(Restart("stubborn")).result(timeout=10)
     assert not reply.ok, reply
     h.wait_all_ended(timeout=20)
     # Within its stop timeout and the kill, with room for a busy machine: never for ever.

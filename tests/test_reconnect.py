@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.config import OnTimeout
 from proctui.core.life.stop import Phase
 from proctui.core.output.lines import Stream
@@ -29,11 +32,11 @@ from proctui.frontends.console.dialogs import AskScreen
 from proctui.frontends.console.link import LinkBanner
 from proctui.frontends.console.panels import KeyBar
 from proctui.frontends.console.reading import HelpScreen
-from proctui.protocol import commands
 from proctui.protocol.decode import decode
 from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.redial import READ_ONLY, RECONNECTING, Backoff, SupervisorEnded, local_dial
 from proctui.remote.server import Server
+from tests import table as commands
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, pyspec, wait_until
 from tests.test_console import SIZE, until
@@ -100,14 +103,14 @@ class Box:
         self.server.start()
 
     def view(self, name: str):  # type: ignore[no-untyped-def]
-        return next(v for v in self.sup.views() if v.name == name)
+        return next(v for v in self.sup.snapshot().views if v.name == name)
 
     def acted(self) -> list[commands.Request[Any]]:
         return [r for r in self.requests if isinstance(r, commands.CoreCommand)]
 
     def close(self) -> None:
-        if not self.sup.all_ended():
-            self.sup.abandon_all().result(timeout=5)
+        if not self.sup.snapshot().all_ended:
+            self.sup.send(AbandonAll()).result(timeout=5)
         self.server.close()
         self.sup.close()
         self.run_dir.close()
@@ -119,7 +122,7 @@ async def attached(tmp_path: Path, specs: list[Any], read_only: bool = False) \
     box = Box(tmp_path, specs)
     core: RemoteCore | None = None
     try:
-        wait_until(lambda: all(box.sup.buffer(s.name).output_total for s in specs),
+        wait_until(lambda: all(box.sup.output.buffer(s.name).output_total for s in specs),
                    timeout=20, what="every child ready")
         dial = Dial(box.run_dir.path)
         core = RemoteCore.dialled(dial, read_only=read_only)
@@ -151,7 +154,7 @@ def said(app: ProctuiApp, words: str) -> int:
 
 
 def numbers(core: RemoteCore, name: str) -> list[int]:
-    got = core.buffer(name).read(0)
+    got = core.output.buffer(name).read(0)
     return [int(line[1:]) for line, stream in zip(got.lines, got.streams, strict=True)
             if stream != Stream.PROCTUI and line.startswith("n")]
 
@@ -163,7 +166,7 @@ def table_text(app: ProctuiApp) -> str:
 
 def gaps(core: RemoteCore) -> list[str]:
     """The marker lines in the count pane (its other notices say it started)."""
-    got = core.buffer("count").read(0)
+    got = core.output.buffer("count").read(0)
     return [line for line, stream in zip(got.lines, got.streams, strict=True)
             if stream == Stream.PROCTUI and " missed " in line]
 
@@ -172,9 +175,9 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
     specs = [pyspec("web", POLITE), pyspec("count", COUNTER),
              pyspec("slow", STUBBORN, stop_timeout=120)]
     async with attached(tmp_path, specs) as (app, pilot, box, core, dial):
-        assert core.stop("slow").result(10).ok  # a countdown on screen
+        assert core.send(Stop("slow")).result(10).ok  # a countdown on screen
         await until(pilot, lambda: "SIGKILL in" in table_text(app), what="the countdown")
-        pids = {v.name: v.pid for v in box.sup.views()}
+        pids = {v.name: v.pid for v in box.sup.snapshot().views}
         await until(pilot, lambda: len(numbers(core, "count")) > 5, what="output")
         seen = len(numbers(core, "count"))
         dial.drop(then_fail=2)
@@ -202,10 +205,10 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
         await until(pilot, lambda: "link lost 2s ago" in banner(app), what="the age moving")
         assert app._table.now == frozen and table_text(app) == picture
         # Nothing on the box changed.
-        assert {v.name: v.pid for v in box.sup.views()} == pids
+        assert {v.name: v.pid for v in box.sup.snapshot().views} == pids
         assert all(alive(pid) for pid in pids.values())
         assert box.view("web").phase is box.view("count").phase is Phase.RUNNING
-        assert box.view("slow").phase is Phase.STOPPING and not box.sup.shutting_down
+        assert box.view("slow").phase is Phase.STOPPING and not box.sup.snapshot().shutting_down
         # Back by itself, with a fresh snapshot, the output going on.
         await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: not banner(app), what="the banner to go")
@@ -228,17 +231,17 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
 async def test_the_box_sees_a_drop_as_a_detach_and_changes_nothing(tmp_path):
     specs = [pyspec("web", POLITE), pyspec("hung", STUBBORN)]
     async with attached(tmp_path, specs) as (app, pilot, box, _core, dial):
-        pids = {v.name: v.pid for v in box.sup.views()}
+        pids = {v.name: v.pid for v in box.sup.snapshot().views}
         await until(pilot, lambda: box.server.clients, what="the console connected")
         journal = len(box.sup.journal())
         dial.drop(then_fail=1000)
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
         wait_until(lambda: not box.server.clients, what="the server to drop the client")
         await pilot.pause(1.0)
-        assert {v.name: v.pid for v in box.sup.views()} == pids
+        assert {v.name: v.pid for v in box.sup.snapshot().views} == pids
         assert all(alive(pid) for pid in pids.values())
-        assert {v.phase for v in box.sup.views()} == {Phase.RUNNING}
-        assert not box.sup.shutting_down and not box.sup.all_ended()
+        assert {v.phase for v in box.sup.snapshot().views} == {Phase.RUNNING}
+        assert not box.sup.snapshot().shutting_down and not box.sup.snapshot().all_ended
         kinds = {e.get("kind") for e in box.sup.journal()[journal:]}
         assert not kinds & {"shutdown", "stop", "signal", "decision", "extend"}, kinds
         assert box.acted() == []
@@ -301,13 +304,13 @@ async def test_lines_the_box_no_longer_holds_are_one_marker_line(tmp_path):
         last = numbers(core, "count")[-1]
         # Until the box's ring no longer holds the line after ours; then quiet, so that
         # the marker stays in the console's scrollback while the test reads it.
-        wait_until(lambda: box.sup.buffer("count").mark().first > last + 5, timeout=30,
+        wait_until(lambda: box.sup.output.buffer("count").mark().first > last + 5, timeout=30,
                    what="the ring to move past us")
         flag.unlink()
         dial.failing = 0
         await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: gaps(core), what="the marker")
-        got = core.buffer("count").read(0)
+        got = core.output.buffer("count").read(0)
         (mark,) = gaps(core)
         assert "missed while the link was down" in mark
         missed = int(mark.split()[0])
@@ -325,7 +328,7 @@ async def test_the_console_ends_when_the_supervisor_ended_meanwhile(tmp_path):
     async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, box, core, dial):
         dial.drop(then_fail=1000)
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
-        box.sup.stop_all()
+        box.sup.send(StopAll())
         wait_until(box.sup.all_ended, timeout=20, what="everything ended")
         box.server.close()  # the supervisor's end: its socket goes
         dial.failing = 0
@@ -336,11 +339,11 @@ async def test_the_console_ends_when_the_supervisor_ended_meanwhile(tmp_path):
 
 async def test_a_goodbye_ends_the_console_without_reconnecting(tmp_path):
     async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, box, core, dial):
-        box.sup.stop_all()
+        box.sup.send(StopAll())
         wait_until(box.sup.all_ended, timeout=20, what="everything ended")
         box.server.close()  # says what is final, then closes every connection
         await until(pilot, lambda: not app.is_running, timeout=20, what="the console ended")
-        assert core.all_ended() and core.link is None and dial.calls == 1
+        assert core.snapshot().all_ended and core.link is None and dial.calls == 1
 
 
 async def test_another_supervisor_there_now_ends_the_console(tmp_path):
@@ -388,9 +391,9 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
                     what="an answer to every key")
         assert len(app.screen_stack) == 1, "no confirmation opened"
         assert not app.quitting
-        assert {v.phase for v in box.sup.views()} == {Phase.RUNNING}
+        assert {v.phase for v in box.sup.snapshot().views} == {Phase.RUNNING}
         # The core refuses too: nothing that acts reaches the box, even asked directly.
-        assert core.stop("web").result(5).text == READ_ONLY
+        assert core.send(Stop("web")).result(5).text == READ_ONLY
         kinds = {e.get("kind") for e in box.sup.journal()[journal:]}
         assert not kinds & {"shutdown", "stop", "signal", "decision", "extend"}, kinds
         # A decision reached elsewhere is shown, and its answers refused.
@@ -428,7 +431,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running, what="detached")
         assert app.detached == "detached"
-        assert box.view("web").phase is Phase.RUNNING and not box.sup.shutting_down
+        assert box.view("web").phase is Phase.RUNNING and not box.sup.snapshot().shutting_down
 
 
 def test_backoff_doubles_to_five_seconds_and_starts_over_after_a_steady_link():
@@ -551,7 +554,7 @@ def test_a_link_lost_to_silence_counts_its_age_from_the_last_word(tmp_path):
     subprocess.run([sys.executable, "-m", "proctui", "up", "--run-dir", str(run_dir),
                     "web=sleep 100"], check=True, capture_output=True, timeout=60)
     core = RemoteCore.at(run_dir)
-    pid = int(core.conn.hello["pid"])
+    pid = int(core.conn.hello.pid)
     try:
         os.kill(pid, signal.SIGSTOP)
         stopped = time.monotonic()

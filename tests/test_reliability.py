@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.config import RestartPolicy
 from proctui.core.life.outcome import OutcomeKind, exit_status_for
 from proctui.core.life.stop import Phase
@@ -126,10 +128,10 @@ def test_child_that_closes_stdout_keeps_running_and_stops(harness):
     h = harness([pyspec("mute", code)])
     h.wait_output("mute", "closing")
     # Its pipes reach EOF: wait until the core has seen that, then it must still run.
-    pipes = h.sup._engine.by_name["mute"].run.pipes
+    pipes = h.sup._engine.executor.handles["mute"].pipes
     wait_until(lambda: not pipes.open, what="the pipes to close")
     assert h.view("mute").phase is Phase.RUNNING
-    h.sup.stop("mute")
+    h.sup.send(Stop("mute"))
     assert h.outcome("mute").text.endswith(": exit code 0")
 
 
@@ -142,10 +144,10 @@ def test_child_that_daemonizes_inside_its_group_is_still_supervised(harness):
     h.wait_output("daemon", "daemon")
     daemon = int(next(line for line in h.output("daemon") if line.startswith("daemon")).split()[1])
     # The parent left (seen by the core), the group did not: the run goes on.
-    wait_until(lambda: h.sup._engine.by_name["daemon"].run.exit is not None)
+    wait_until(lambda: h.sup._engine.table.get("daemon").run.exit is not None)
     h.pump(0.2)
     assert h.view("daemon").phase is Phase.RUNNING
-    h.sup.stop("daemon")
+    h.sup.send(Stop("daemon"))
     outcome = h.outcome("daemon")
     assert outcome.kind is OutcomeKind.STOPPED
     assert not alive(daemon)
@@ -163,7 +165,7 @@ def test_child_that_leaves_its_group_is_stopped_with_its_run(harness):
     h = harness([pyspec("sly", code)])
     h.wait_output("sly", "escaped")
     escaped = int(next(x for x in h.output("sly") if x.startswith("escaped")).split()[1])
-    h.sup.stop("sly")
+    h.sup.send(Stop("sly"))
     outcome = h.outcome("sly")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
     assert outcome.left_behind == ()
@@ -188,7 +190,7 @@ class ExitsBeforeTheKill(OSLayer):
 def test_child_that_exits_between_the_timeout_and_the_kill(harness):
     h = harness([pyspec("racer", STUBBORN, stop_timeout=0.5)], os_layer=ExitsBeforeTheKill())
     h.wait_output("racer", "ready")
-    h.sup.stop("racer")
+    h.sup.send(Stop("racer"))
     outcome = h.outcome("racer")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
     assert outcome.text.endswith(": killed by SIGUSR1")
@@ -221,7 +223,7 @@ def test_run_dir_deleted_during_the_run(harness, run_dir):
     h = harness([pyspec("web", POLITE)], run_dir=run_dir)
     h.wait_output("web", "ready")
     shutil.rmtree(run_dir.path)
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     assert h.outcome("web").kind is OutcomeKind.STOPPED
 
 
@@ -241,7 +243,7 @@ def test_run_dir_full_is_a_warning_and_processes_stay_supervised(harness, tmp_pa
         h.wait_notice("web", "warning: cannot write PID file")
         h.wait_notice("web", "No space left on device")
         h.wait_output("web", "ready")
-        h.sup.stop("web")
+        h.sup.send(Stop("web"))
         assert h.outcome("web").kind is OutcomeKind.STOPPED
     finally:
         full.close()
@@ -253,9 +255,9 @@ def test_pid_file_edited_or_deleted_during_the_run(harness, run_dir):
     h.wait_output("b", "ready")
     run_dir.pid_path("a").unlink()
     run_dir.pid_path("b").write_text("garbage")
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     h.wait_all_ended()
-    assert all(o.kind is OutcomeKind.STOPPED for _, o in h.sup.final())
+    assert all(o.kind is OutcomeKind.STOPPED for _, o in h.sup.snapshot().final())
     assert not run_dir.pid_path("b").exists()
 
 
@@ -307,21 +309,21 @@ def test_soak_restarting_processes_leak_nothing(harness):
     specs = [spec(f"r{i}", "sleep 0.05; exit 1", restart=RestartPolicy.ON_FAILURE)
              for i in range(50)]
     h = harness(specs)
-    wait_until(lambda: sum(v.restarts for v in h.sup.views()) >= 100, timeout=60,
+    wait_until(lambda: sum(v.restarts for v in h.sup.snapshot().views) >= 100, timeout=60,
                what="100 restarts")
     rss = _rss()
     # 200: four restarts each, 15 s of backoff (1, 2, 4, 8 s); a fifth would double it.
-    wait_until(lambda: sum(v.restarts for v in h.sup.views()) >= 200, timeout=120,
+    wait_until(lambda: sum(v.restarts for v in h.sup.snapshot().views) >= 200, timeout=120,
                what="200 restarts")
     # While running: at most a pidfd and two pipes per live run, plus the core's own.
     # Two pipes, a pidfd and a notify socket per live run, plus the core's own.
     assert _fds() <= fds0 + 4 * 50 + 10, "file descriptors pile up"
     assert threading.active_count() <= threads0 + 1  # the core thread
     assert _rss() < rss + 20 * 1024
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     h.wait_all_ended(timeout=60)
     wait_until(lambda: _fds() <= fds0 + 5, timeout=10, what="pipes to close at EOF")
-    views = h.sup.views()
+    views = h.sup.snapshot().views
     runs = sum(v.restarts + 1 for v in views)
     assert len(h.sup.outcomes()) == runs, "every run has exactly one outcome"
     # Once all have ended, only the core loop's own descriptors remain.

@@ -8,6 +8,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from proctui.commands.kill import Kill
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.config import RestartPolicy
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Life, Stage
@@ -70,7 +73,7 @@ def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
     h = harness([keep, change, old])
     for name in ("keep", "change", "old"):
         h.wait_output(name, "ready")
-    before = {v.name: v.pid for v in h.sup.views()}
+    before = {v.name: v.pid for v in h.sup.snapshot().views}
     new = pyspec("new", POLITE)
     reply = h.sup.reload([keep, replace(change, stop_timeout=3.0), new]).result(5).result(15)
     assert reply.ok
@@ -80,7 +83,7 @@ def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
     assert lines[1].endswith("s: exit code 0"), lines
     assert lines[2:] == ["changed change: restarting", "unchanged: keep"]
     assert not alive(before["old"])
-    wait_until(lambda: {v.name for v in h.sup.views()} == {"keep", "change", "new"}, 10,
+    wait_until(lambda: {v.name for v in h.sup.snapshot().views} == {"keep", "change", "new"}, 10,
                "old forgotten")
     h.wait_output("new", "ready")
     wait_until(lambda: h.view("change").pid not in (None, before["change"]) and
@@ -89,7 +92,7 @@ def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
     assert h.view("change").restarts == 1
     # It is gone for commands too, and the reply to another reload says nothing changed.
     try:
-        h.sup.stop("old").result(5)
+        h.sup.send(Stop("old")).result(5)
         raise AssertionError("old is still known")
     except KeyError:
         pass
@@ -115,7 +118,7 @@ def test_no_reload_while_everything_stops(harness):
     a = pyspec("a", POLITE)
     h = harness([a])
     h.wait_output("a", "ready")
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     reply = h.sup.reload([a, pyspec("b", POLITE)]).result(5).result(5)
     assert not reply.ok and reply.text == "not reloaded: everything is stopping"
 
@@ -191,7 +194,7 @@ async def test_the_console_shows_a_process_a_reload_added():
 
     a = pyspec("alpha", POLITE)
     async with console([a]) as (app, pilot, sup):
-        await until(pilot, lambda: "ready" in sup.buffer("alpha").read(0).lines)
+        await until(pilot, lambda: "ready" in sup.output.buffer("alpha").read(0).lines)
         sup.reload([a, pyspec("beta", POLITE)]).result(5).result(10)
         await until(pilot, lambda: "beta" in screen(app), what="beta's row")
         await pilot.press("2")
@@ -216,5 +219,5 @@ def test_a_name_still_stopping_from_the_last_reload_is_not_added_again(harness):
                            "reload again once it has ended")
     third = h.sup.reload([keep]).result(5).result(5)
     assert third.text == "unchanged: keep"
-    h.sup.kill("slow")
+    h.sup.send(Kill("slow"))
     assert first.result(10).text.startswith("removed slow: killed with SIGKILL by operator")

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from proctui.commands.stop import Stop
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.os.procfs import boot_id, read_cmdline, read_stat
 from proctui.core.output.events import Notice
@@ -51,7 +52,7 @@ def test_pid_file_written_with_identity_and_removed_when_gone(harness, run_dir):
     assert record.start_ticks == read_stat(view.pid).start_ticks
     assert record.cmdline[0] == sys.executable
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     h.outcome("web")
     assert not path.exists()
 
@@ -145,7 +146,7 @@ def test_reused_pid_is_left_alone(harness, run_dir):
         h.wait_output("web", "ready")
         assert alive(stranger.pid)
         assert stranger.poll() is None
-        assert [v.name for v in h.sup.views()] == ["web"]
+        assert [v.name for v in h.sup.snapshot().views] == ["web"]
     finally:
         stranger.kill()
         stranger.wait()

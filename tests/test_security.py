@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.stop import Stop
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
 from proctui.core.os.procfs import read_stat
@@ -145,7 +146,7 @@ def test_a_held_leftover_waits_for_the_operator_who_can_stop_it(harness, run_dir
         wait_until(lambda: h.view("web (leftover)").phase is Phase.HELD, what="held")
         assert "the file was edited" in h.view("web (leftover)").held
         assert h.view("web").pid is None, "no second copy while it is held"
-        reply = h.sup.stop("web (leftover)").result(timeout=5)
+        reply = h.sup.send(Stop("web (leftover)")).result(timeout=5)
         assert reply.ok
         # The operator vouched for it: its own group (pid = group) is stopped, and
         # still never the group the file named.
@@ -204,7 +205,7 @@ def test_a_command_with_escapes_is_shown_escaped_never_obeyed(tmp_path, harness)
     title = "\x1b]2;pwned\x07\x1b[2J\x9b31m"
     h = harness([spec("web", f"echo hi # {title}")])
     h.wait_output("web", "hi")
-    started = next(line for line in h.sup.buffer("web").read(0).lines
+    started = next(line for line in h.sup.output.buffer("web").read(0).lines
                    if line.startswith("started"))
     assert "\x1b" not in started and "\x9b" not in started and "\x07" not in started
     assert "\\x1b]2;pwned\\x07\\x1b[2J\\x9b31m" in started

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.stop import Stop
 from proctui.config import ConfigError, load_toml
 from proctui.frontends.answers import process_json
 from proctui.frontends.control import detail
@@ -60,7 +61,7 @@ def test_a_quiet_process_is_marked_and_the_next_line_clears_it(harness, tmp_path
 def test_stopping_clears_the_mark(harness, tmp_path):
     h = harness([once("quiet", tmp_path / "never", silence_warning=0.5, stop_timeout=0.5)])
     wait_until(lambda: h.view("quiet").silent_since is not None, 15, "the silent mark")
-    h.sup.stop("quiet")
+    h.sup.send(Stop("quiet"))
     h.outcome("quiet")
     assert h.view("quiet").silent_since is None
 

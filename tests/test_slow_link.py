@@ -17,15 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.config import ProcessSpec
 from proctui.core.life.stop import Phase
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.protocol import commands, wire
+from proctui.protocol import wire
 from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.connection import NotAnswering, connect_socket
 from proctui.remote.push import FIRST, LAG, LEAST, Window, fitting
 from proctui.remote.server import Server
+from tests import table as commands
 from tests.children import POLITE
 from tests.conftest import pyspec, wait_until
 
@@ -123,8 +126,8 @@ def served(tmp_path: Path, specs: list[ProcessSpec] | None = None) -> \
     try:
         yield sup, run_dir.path
     finally:
-        if not sup.all_ended():
-            sup.stop_all().result(timeout=10)
+        if not sup.snapshot().all_ended:
+            sup.send(StopAll()).result(timeout=10)
             wait_until(sup.all_ended, timeout=20, what="everything ended")
         server.close()
         sup.close()
@@ -145,7 +148,7 @@ def heard(conn: Connection, seconds: float) -> list[dict]:  # type: ignore[type-
 
 
 def phase(core: RemoteCore, name: str) -> Phase:
-    return next(v.phase for v in core.views() if v.name == name)
+    return next(v.phase for v in core.snapshot().views if v.name == name)
 
 
 @pytest.mark.parametrize("rate", [100_000, 20_000])
@@ -159,7 +162,7 @@ def test_a_stop_reaches_a_console_on_a_slow_link_at_once_during_a_flood(tmp_path
             wait_until(lambda: link.carried > 3 * rate, timeout=60, what="3 s of the flood")
             assert phase(core, "idle") is Phase.RUNNING
             began = time.monotonic()
-            sup.stop("idle")
+            sup.send(Stop("idle"))
             wait_until(lambda: phase(core, "idle") is not Phase.RUNNING, timeout=60,
                        what="the stop, on the console")
             took = time.monotonic() - began
@@ -167,7 +170,7 @@ def test_a_stop_reaches_a_console_on_a_slow_link_at_once_during_a_flood(tmp_path
             assert link.peak < HELD // 4, f"{link.peak} bytes held on the way"
             # It was shown the flood meanwhile, the newest lines among them, and told
             # that it fell behind.
-            flood = core.buffer("flood").read(0)
+            flood = core.output.buffer("flood").read(0)
             assert sum(line.startswith("flood ") for line in flood.lines) > 100
             assert core.dropped > 0
         finally:
@@ -185,7 +188,7 @@ def test_a_console_is_told_everything_once_the_flood_ends(tmp_path):
                                                      local=False)))
         try:
             wait_until(lambda: any(line == "THE END" for line in
-                                   core.buffer("burst").read(0).lines[-3:]),
+                                   core.output.buffer("burst").read(0).lines[-3:]),
                        timeout=60, what="the last line")
             assert link.peak < HELD // 4
         finally:
@@ -201,7 +204,7 @@ def test_a_client_that_asks_for_acks_and_never_sends_one_stalls_only_itself(tmp_
         try:
             marks = [m["k"] for m in heard(mute, 3.0) if m.get("t") == "push"]
             assert marks == [1, 2], marks  # two on the way, then nothing more
-            sup.stop("idle")
+            sup.send(Stop("idle"))
             wait_until(lambda: phase(other, "idle") is not Phase.RUNNING, timeout=10,
                        what="the stop, on the other console")
         finally:
@@ -313,7 +316,7 @@ def test_the_end_of_a_burst_reaches_a_console_when_the_supervisor_ends_at_once(t
         assert time.monotonic() - began < 3.0
         wait_until(lambda: core.gone is not None, timeout=30, what="the goodbye")
         assert core.not_answering is None and core.link is None, core.gone
-        lines = core.buffer("burst").read(0).lines
+        lines = core.output.buffer("burst").read(0).lines
         assert "THE END" in lines[-3:], lines[-3:]
         if rate is None:
             assert core.dropped == 0 and sum(x.startswith("line ") for x in lines) == 3000
@@ -338,7 +341,7 @@ def test_a_quiet_process_beside_a_flood_is_not_left_behind_on_a_slow_link(tmp_pa
                                                      local=False)))
         try:
             wait_until(lambda: link.carried > 5 * 50_000, timeout=60, what="5 s of the link")
-            ticks = [x for x in core.buffer("ticker").read(0).lines if x.endswith(" tick")]
+            ticks = [x for x in core.output.buffer("ticker").read(0).lines if x.endswith(" tick")]
             lag = time.monotonic() - float(ticks[-1].split()[0])
             assert lag < 1.5, f"the ticker's pane is {lag:.1f}s behind"
         finally:

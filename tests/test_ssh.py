@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from proctui.protocol import commands, wire
+from proctui.protocol import wire
 from proctui.protocol.replies import Fault
 from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.dial import over_ssh
+from tests import table as commands
 from tests.conftest import PY, alive, processes_with_token, wait_until
 from tests.sshd import Sshd, sshd_server  # noqa: F401  (the fixture sshd)
 from tests.test_detach import Detached, write_config
@@ -142,7 +143,7 @@ def test_attach_over_ssh_survives_a_dropped_link_and_leaves_nothing_behind(box,
     try:
         assert core.names == ["svc", "hung"]
         assert helpers(child_reaper), "the box's stdio helper while attached"
-        before = {v.name: v.pid for v in core.views()}
+        before = {v.name: v.pid for v in core.snapshot().views}
         ssh = ssh_children()
         assert len(ssh) == 1
         os.kill(ssh[0], signal.SIGKILL)  # the link drops

@@ -9,6 +9,13 @@ import time
 
 import pytest
 
+from proctui.commands.abandon import Abandon
+from proctui.commands.extend import Extend
+from proctui.commands.kill import Kill
+from proctui.commands.restart import Restart
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
+from proctui.commands.wait import Wait
 from proctui.config import OnTimeout
 from proctui.core.life.outcome import OutcomeKind, exit_status_for
 from proctui.core.life.stop import Phase
@@ -20,7 +27,7 @@ from tests.conftest import PY, DeniedOS, UnkillableOS, alive, pyspec, spec, wait
 def test_clean_stop(harness):
     h = harness([pyspec("web", POLITE)])
     h.wait_output("web", "ready")
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.STOPPED
     assert re.fullmatch(r"stopped after \d+\.\ds: exit code 0", outcome.text), outcome.text
@@ -33,7 +40,7 @@ def test_clean_stop(harness):
 def test_stop_by_the_stop_signal_itself_is_clean(harness):
     h = harness([spec("sleeper", "echo ready; exec sleep 60")])
     h.wait_output("sleeper", "ready")
-    h.sup.stop("sleeper")
+    h.sup.send(Stop("sleeper"))
     outcome = h.outcome("sleeper")
     assert outcome.kind is OutcomeKind.STOPPED
     assert outcome.text.endswith(": terminated by SIGTERM"), outcome.text
@@ -43,7 +50,7 @@ def test_stop_by_the_stop_signal_itself_is_clean(harness):
 def test_term_ignored_is_killed_at_the_deadline(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0, kill_timeout=2.0)])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "SIGTERM sent to process group")
     outcome = h.outcome("stub")
     view = h.view("stub")
@@ -60,10 +67,10 @@ def test_term_ignored_is_killed_at_the_deadline(harness):
 def test_extend_moves_the_deadline(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=3.0, extend_step=1.5)])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "SIGTERM sent")
     before = h.view("stub").deadline
-    assert h.sup.extend("stub").result(timeout=5).ok is True
+    assert h.sup.send(Extend("stub")).result(timeout=5).ok is True
     assert h.view("stub").deadline == pytest.approx(before + 1.5)
     h.wait_notice("stub", "deadline extended by 1.5s")
     outcome = h.outcome("stub")
@@ -77,10 +84,10 @@ def test_extend_by_n_seconds_in_the_kill_phase(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=0.2, kill_timeout=2.0)],
                 os_layer=UnkillableOS())
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "SIGKILL sent")
     assert h.view("stub").phase is Phase.KILLING
-    h.sup.extend("stub", 1.0).result(timeout=5)
+    h.sup.send(Extend("stub", 1.0)).result(timeout=5)
     outcome = h.outcome("stub")
     view = h.view("stub")
     assert outcome.kind is OutcomeKind.UNKILLABLE
@@ -92,9 +99,9 @@ def test_abandon_leaves_it_running_with_its_pid_file(harness, run_dir):
     h.wait_output("stub", "ready")
     pid = h.view("stub").pid
     assert run_dir.pid_path("stub").exists()
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "SIGTERM sent")
-    h.sup.abandon("stub")
+    h.sup.send(Abandon("stub"))
     outcome = h.outcome("stub")
     assert outcome.kind is OutcomeKind.ABANDONED
     assert re.fullmatch(rf"abandoned after \d+\.\ds: pid {pid} left running", outcome.text)
@@ -108,9 +115,9 @@ def test_abandon_leaves_it_running_with_its_pid_file(harness, run_dir):
 def test_kill_now_skips_the_wait(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=60)])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "SIGTERM sent")
-    h.sup.kill("stub")
+    h.sup.send(Kill("stub"))
     outcome = h.outcome("stub", timeout=10)
     assert outcome.kind is OutcomeKind.KILLED
     assert re.fullmatch(r"killed with SIGKILL by operator \d+\.\ds after the stop request",
@@ -121,7 +128,7 @@ def test_kill_now_skips_the_wait(harness):
 def test_kill_a_running_process_without_a_stop(harness):
     h = harness([pyspec("stub", STUBBORN)])
     h.wait_output("stub", "ready")
-    h.sup.kill("stub")
+    h.sup.send(Kill("stub"))
     outcome = h.outcome("stub")
     assert outcome.text == "killed with SIGKILL by operator"
     assert [s.signal for s in outcome.sent] == [signal.SIGKILL]
@@ -131,7 +138,7 @@ def test_on_timeout_abandon(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=0.5, on_timeout=OnTimeout.ABANDON)])
     h.wait_output("stub", "ready")
     pid = h.view("stub").pid
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     outcome = h.outcome("stub")
     assert outcome.kind is OutcomeKind.ABANDONED
     assert outcome.text == f"abandoned after 0.5s stop timeout: pid {pid} left running"
@@ -156,7 +163,7 @@ def test_a_descendant_outside_the_group_keeps_the_run_open_and_is_stopped_with_i
     assert view.phase is Phase.RUNNING and view.outcome is None
     assert view.escapees == (escaped,)
     assert "parent done" in h.output("daemon")
-    h.sup.stop("daemon")
+    h.sup.send(Stop("daemon"))
     outcome = h.outcome("daemon", timeout=10)
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
     assert re.fullmatch(r"stopped after \d+\.\ds: exit code 0", outcome.text), outcome.text
@@ -169,12 +176,12 @@ def test_grandchild_in_the_group_holding_stdout_is_stopped(harness):
     leader = h.view("parent").pid
     wait_until(lambda: not alive(leader), what="the leader to exit")
     # Its group (the sleep) keeps the run going: look only after that was noticed.
-    wait_until(lambda: h.sup._engine.by_name["parent"].run.exit is not None)
+    wait_until(lambda: h.sup._engine.table.get("parent").run.exit is not None)
     h.pump(0.2)
     assert h.view("parent").phase is Phase.RUNNING
     members = h.sup.os.group_members(h.view("parent").pgid)
     assert members, "the grandchild should still be in the group"
-    h.sup.stop("parent")
+    h.sup.send(Stop("parent"))
     outcome = h.outcome("parent")
     assert outcome.kind is OutcomeKind.STOPPED
     assert outcome.text.endswith("exit code 0")
@@ -189,7 +196,7 @@ def test_grandchild_ignoring_term_is_killed_with_the_group(harness):
     pgid = h.view("tree").pgid
     members = h.sup.os.group_members(pgid)
     assert len(members) == 2
-    h.sup.stop("tree")
+    h.sup.send(Stop("tree"))
     outcome = h.outcome("tree")
     assert outcome.kind is OutcomeKind.KILLED
     assert outcome.text.startswith("killed with SIGKILL after 1s stop timeout")
@@ -219,7 +226,7 @@ def test_exit_143_after_sigterm_is_an_exit_code(harness):
     code = POLITE.replace("sys.exit(0)", "sys.exit(143)")  # as a shell's 128+15 would
     h = harness([pyspec("shell", code)])
     h.wait_output("shell", "ready")
-    h.sup.stop("shell")
+    h.sup.send(Stop("shell"))
     outcome = h.outcome("shell")
     assert outcome.kind is OutcomeKind.STOPPED
     assert outcome.text.endswith(": exit code 143"), outcome.text
@@ -250,7 +257,7 @@ def test_unkillable_through_a_fake_os(harness, run_dir):
                 os_layer=UnkillableOS(), run_dir=run_dir)
     h.wait_output("stuck", "ready")
     pid = h.view("stuck").pid
-    h.sup.stop("stuck")
+    h.sup.send(Stop("stuck"))
     outcome = h.outcome("stuck")
     assert outcome.kind is OutcomeKind.UNKILLABLE
     assert outcome.text == \
@@ -263,7 +270,7 @@ def test_eperm_on_the_stop_signal(harness):
     h = harness([pyspec("guarded", POLITE)], os_layer=DeniedOS(frozenset({signal.SIGTERM})))
     h.wait_output("guarded", "ready")
     pid = h.view("guarded").pid
-    h.sup.stop("guarded")
+    h.sup.send(Stop("guarded"))
     outcome = h.outcome("guarded")
     assert outcome.kind is OutcomeKind.STOP_FAILED
     assert outcome.text == \
@@ -275,7 +282,7 @@ def test_eperm_on_sigkill(harness):
     h = harness([pyspec("guarded", STUBBORN, stop_timeout=0.3)],
                 os_layer=DeniedOS(frozenset({signal.SIGKILL})))
     h.wait_output("guarded", "ready")
-    h.sup.stop("guarded")
+    h.sup.send(Stop("guarded"))
     outcome = h.outcome("guarded")
     assert outcome.kind is OutcomeKind.KILL_FAILED
     assert outcome.text.startswith("SIGKILL failed: [Errno 1] Operation not permitted")
@@ -285,7 +292,7 @@ def test_ask_parks_at_the_deadline_and_headless_acts_as_kill(harness):
     stub = pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK)
     h = harness([stub], interactive=False)
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     assert h.outcome("stub").text == "killed with SIGKILL after 0.3s stop timeout"
 
 
@@ -302,7 +309,7 @@ def test_the_view_is_published_before_the_words_about_it(harness):
 
         def put_notice(self, name: str | None, text: str) -> None:
             if self.sup is not None and name == "stub" and "waiting for a decision" in text:
-                seen[text] = next(v for v in self.sup.views() if v.name == name).phase
+                seen[text] = next(v for v in self.sup.snapshot().views if v.name == name).phase
             super().put_notice(name, text)
 
     stub = pyspec("stub", STUBBORN, stop_timeout=0.3, kill_timeout=0.3,
@@ -311,7 +318,7 @@ def test_the_view_is_published_before_the_words_about_it(harness):
     h.events.__class__ = Watching
     h.events.sup = h.sup
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "waiting for a decision")
     assert list(seen.values()) == [Phase.DECIDING], seen
 
@@ -321,17 +328,17 @@ def test_ask_choices(harness, choice):
     stub = pyspec("stub", STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK)
     h = harness([stub], interactive=True)
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "waiting for a decision")
     assert h.view("stub").phase is Phase.DECIDING
     assert h.view("stub").deadline is None
     pid = h.view("stub").pid
     if choice == "kill":
-        h.sup.kill("stub")
+        h.sup.send(Kill("stub"))
         assert h.outcome("stub").kind is OutcomeKind.KILLED
     elif choice == "extend":
         assert h.view("stub").decisions == 1
-        h.sup.extend("stub", 0.5).result(timeout=5)
+        h.sup.send(Extend("stub", 0.5)).result(timeout=5)
         assert h.view("stub").phase is Phase.STOPPING
         # The extension ends in a second decision: the new deadline asks again.
         wait_until(lambda: h.view("stub").decisions == 2, timeout=5,
@@ -341,19 +348,19 @@ def test_ask_choices(harness, choice):
         h.pump(0.1)
         asked = [e for e in h.log if getattr(e, "text", "").endswith("abandon or wait)")]
         assert len(asked) == 2, asked
-        h.sup.kill("stub")
+        h.sup.send(Kill("stub"))
         assert h.outcome("stub").kind is OutcomeKind.KILLED
     elif choice == "abandon":
-        h.sup.abandon("stub")
+        h.sup.send(Abandon("stub"))
         assert h.outcome("stub").kind is OutcomeKind.ABANDONED
         assert alive(pid)
     else:
-        h.sup.wait_without_deadline("stub").result(timeout=5)
+        h.sup.send(Wait("stub")).result(timeout=5)
         h.wait_notice("stub", "waiting without a deadline")
         assert h.view("stub").phase is Phase.STOPPING
         assert h.view("stub").deadline is None
         assert h.view("stub").outcome is None
-        h.sup.kill("stub")
+        h.sup.send(Kill("stub"))
         assert h.outcome("stub").kind is OutcomeKind.KILLED
 
 
@@ -363,16 +370,16 @@ def test_stop_all_runs_in_parallel(harness):
     for s in specs:
         h.wait_output(s.name, "ready")
     started = time.monotonic()
-    h.sup.stop_all()
+    h.sup.send(StopAll())
     h.wait_all_ended()
     assert time.monotonic() - started < 3.5  # one timeout, not four in a row
-    assert all(o.kind is OutcomeKind.KILLED for _, o in h.sup.final())
+    assert all(o.kind is OutcomeKind.KILLED for _, o in h.sup.snapshot().final())
 
 
 def test_deadline_holds_while_the_frontend_stalls(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0)])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     # The frontend (this thread) stalls, reading nothing: the core keeps the deadline.
     time.sleep(2.5)
     view = h.view("stub")
@@ -386,7 +393,7 @@ def test_stopped_process_gets_sigcont(harness):
     pid = h.view("frozen").pid
     os.kill(pid, signal.SIGSTOP)
     wait_until(lambda: read_stat(pid).state == "T", what="the child to be stopped")
-    h.sup.stop("frozen")
+    h.sup.send(Stop("frozen"))
     outcome = h.outcome("frozen")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
 
@@ -394,7 +401,7 @@ def test_stopped_process_gets_sigcont(harness):
 def test_slow_shutdown_is_a_stop_not_a_kill(harness):
     h = harness([pyspec("slow", SLOW.format(seconds=1.0), stop_timeout=5)])
     h.wait_output("slow", "ready")
-    h.sup.stop("slow")
+    h.sup.send(Stop("slow"))
     outcome = h.outcome("slow")
     assert outcome.kind is OutcomeKind.STOPPED
     assert 0.9 <= outcome.duration < 4
@@ -408,7 +415,7 @@ def test_restart_on_failure_with_backoff_and_stop_cancels_it(harness):
     h.wait_notice("crash", "restarting in 2s", timeout=10)
     assert h.view("crash").restarts >= 1
     assert h.view("crash").phase is Phase.BACKOFF
-    h.sup.stop("crash")
+    h.sup.send(Stop("crash"))
     h.wait_notice("crash", "restart cancelled")
     h.wait_all_ended()
     outcomes = [o for n, o in h.sup.outcomes() if n == "crash"]
@@ -428,7 +435,7 @@ def test_operator_restart_of_a_running_process(harness):
     h = harness([pyspec("web", POLITE)])
     h.wait_output("web", "ready")
     first = h.view("web").pid
-    h.sup.restart("web")
+    h.sup.send(Restart("web"))
     wait_until(lambda: h.view("web").pid != first and h.view("web").phase is Phase.RUNNING)
     assert h.view("web").restarts == 1
     assert h.sup.outcomes()[0][1].kind is OutcomeKind.STOPPED
@@ -438,10 +445,10 @@ def test_operator_restart_of_a_running_process(harness):
 def test_exactly_one_outcome_per_run(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=0.3)])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
-    h.sup.kill("stub")
-    h.sup.abandon("stub")
+    h.sup.send(Stop("stub"))
+    h.sup.send(Kill("stub"))
+    h.sup.send(Abandon("stub"))
     h.wait_all_ended()
     # Every command above has been answered by now: nothing more can come.
-    h.sup.stop("stub").result(timeout=5)
+    h.sup.send(Stop("stub")).result(timeout=5)
     assert len(h.sup.outcomes()) == 1

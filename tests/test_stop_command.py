@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.kill import Kill
+from proctui.commands.stop import Stop
 from proctui.config import ConfigError, load_toml
 from proctui.config.shell import shell_argv
 from proctui.core.life import stop as m
@@ -103,7 +105,7 @@ def test_the_command_stops_it_and_its_output_is_marked(harness, run_dir):
         'echo "asking $MAINPID"; kill -TERM "$MAINPID"; echo asked'))], run_dir=run_dir)
     h.wait_output("web", "ready")
     pid = h.view("web").pid
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.STOPPED, outcome.text
     assert outcome.clean
@@ -122,7 +124,7 @@ def test_the_command_stops_it_and_its_output_is_marked(harness, run_dir):
 def test_no_signal_by_default_so_the_deadline_kills(harness):
     h = harness([pyspec("web", POLITE, stop_timeout=1.0, stop_command=("true",))])
     h.wait_output("web", "ready")
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.KILLED
     assert outcome.text == "killed with SIGKILL after 1s stop timeout"
@@ -135,7 +137,7 @@ def test_a_hung_command_is_killed_with_its_group_at_the_deadline(harness, tmp_pa
     h = harness([pyspec("stub", STUBBORN, stop_timeout=2.0, kill_timeout=3.0,
                         stop_command=shell_argv(hang))])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     wait_until(lambda: pids.exists() and len(pids.read_text().split()) == 2, 10, "pids")
     children = [int(p) for p in pids.read_text().split()]
     assert all(alive(p) for p in children)
@@ -155,7 +157,7 @@ def test_then_signal_and_a_failing_command_is_said(harness, run_dir):
     h = harness([pyspec("web", POLITE, stop_command=shell_argv("echo bye; exit 1"),
                         stop_command_then_signal=True)], run_dir=run_dir)
     h.wait_output("web", "ready")
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.STOPPED
     assert outcome.clean
@@ -172,7 +174,7 @@ def test_a_command_that_cannot_start_is_said_and_the_deadline_holds(harness):
     h = harness([pyspec("web", POLITE, stop_timeout=0.5, stop_command=("/nonexistent/x",),
                         stop_command_then_signal=True)])
     h.wait_output("web", "ready")
-    h.sup.stop("web")
+    h.sup.send(Stop("web"))
     h.wait_notice("web", "stop command failed to start")
     outcome = h.outcome("web")
     assert outcome.kind is OutcomeKind.STOPPED  # then_signal: the signal still goes
@@ -181,9 +183,9 @@ def test_a_command_that_cannot_start_is_said_and_the_deadline_holds(harness):
 def test_a_kill_ends_the_command_too(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=30, stop_command=("sleep", "60"))])
     h.wait_output("stub", "ready")
-    h.sup.stop("stub")
+    h.sup.send(Stop("stub"))
     h.wait_notice("stub", "stop command started")
-    h.sup.kill("stub")
+    h.sup.send(Kill("stub"))
     outcome = h.outcome("stub")
     assert outcome.text.startswith("killed with SIGKILL by operator"), outcome.text
     h.wait_notice("stub", "stop command killed (SIGKILL to its group): the process is "

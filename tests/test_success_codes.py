@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from proctui.commands.stop import Stop
 from proctui.config import ConfigError, RestartPolicy, load_toml
 from proctui.core.life.outcome import OutcomeKind, exit_status_for
 from proctui.frontends.answers import outcome_json
@@ -85,7 +86,7 @@ def test_a_stop_that_ends_with_a_success_code_says_so(harness):
     h = harness([spec("svc", "trap 'exit 143' TERM; echo ready; while :; do sleep 0.05; done",
                       success_exit_codes=(0, 143))])
     h.wait_output("svc", "ready")
-    h.sup.stop("svc")
+    h.sup.send(Stop("svc"))
     outcome = h.outcome("svc")
     assert outcome.kind is OutcomeKind.STOPPED
     assert outcome.text.endswith(": exit code 143 (a success code)"), outcome.text

@@ -7,6 +7,10 @@ from __future__ import annotations
 import threading
 import time
 
+from proctui.commands.kill import Kill
+from proctui.commands.start import Start
+from proctui.commands.stop import Stop
+from proctui.commands.stop_all import StopAll
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
@@ -54,7 +58,7 @@ def test_snapshots_stay_consistent_through_a_thousand_short_runs(child_reaper):
         nonlocal polls
         last: dict[str, int] = {}
         while not done.is_set():
-            for v in sup.views():
+            for v in sup.snapshot().views:
                 polls += 1
                 for problem in problems(v):
                     bad.append((problem, v))
@@ -67,20 +71,20 @@ def test_snapshots_stay_consistent_through_a_thousand_short_runs(child_reaper):
     try:
         deadline = time.monotonic() + 120
         while len(sup.outcomes()) < 1000 and time.monotonic() < deadline:
-            for i, v in enumerate(sup.views()):
+            for i, v in enumerate(sup.snapshot().views):
                 if v.phase is Phase.ENDED:
-                    sup.start_process(v.name)
+                    sup.send(Start(v.name))
                 elif v.phase is Phase.RUNNING and i % 2 == 0 and v.started_at and \
                         time.monotonic() - v.started_at > 0.01:
-                    sup.stop(v.name) if i % 4 else sup.kill(v.name)
+                    sup.send(Stop(v.name)) if i % 4 else sup.send(Kill(v.name))
             time.sleep(0.002)
         assert len(sup.outcomes()) >= 1000
     finally:
         done.set()
         poller.join(5)
-        sup.stop_all()
+        sup.send(StopAll())
         deadline = time.monotonic() + 20
-        while not sup.all_ended() and time.monotonic() < deadline:
+        while not sup.snapshot().all_ended and time.monotonic() < deadline:
             time.sleep(0.02)
         sup.close()
     assert polls > 10_000

@@ -26,7 +26,7 @@ async def test_the_readme_walkthrough_gives_the_outcomes_it_promises():
         assert app.screen.view.name == "ignores-term"
         await pilot.press("K")  # "K kills it now"
         await until(pilot, lambda: not app.is_running, timeout=30, what="the exit")
-    final = {name: outcome.text for name, outcome in sup.final() if outcome}
+    final = {name: outcome.text for name, outcome in sup.snapshot().final() if outcome}
     assert re.fullmatch(r"stopped after 0\.\ds: exit code 0", final["clean-web"])
     assert re.fullmatch(r"stopped after [89]\.\ds: exit code 0", final["slow-8s"]), final
     assert re.fullmatch(r"killed with SIGKILL by operator \d+\.\ds after the stop request",

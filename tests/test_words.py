@@ -14,6 +14,9 @@ import time
 
 import pytest
 
+from proctui.commands.abandon import Abandon
+from proctui.commands.kill import Kill
+from proctui.commands.stop import Stop
 from proctui.config import parse_signal
 from proctui.core.life.outcome import (
     EndKind,
@@ -37,7 +40,7 @@ KILL = int(signal.SIGKILL)
 def test_sigkill_as_the_stop_signal_is_a_stop_by_that_signal(harness):
     h = harness([spec("hard", "echo ready; exec sleep 60", stop_signal=KILL)])
     h.wait_output("hard", "ready")
-    h.sup.stop("hard")
+    h.sup.send(Stop("hard"))
     outcome = h.outcome("hard")
     assert outcome.kind is OutcomeKind.STOPPED
     assert re.fullmatch(r"stopped after \d\.\ds: terminated by SIGKILL", outcome.text)
@@ -52,8 +55,8 @@ def test_stop_then_kill_within_a_millisecond_never_invents_a_group(harness):
     for i in range(15):
         h = harness([spec(f"s{i}", "exec sleep 60")])
         wait_until(lambda i=i, h=h: h.view(f"s{i}").pid is not None)
-        h.sup.stop(f"s{i}")
-        h.sup.kill(f"s{i}")
+        h.sup.send(Stop(f"s{i}"))
+        h.sup.send(Kill(f"s{i}"))
         outcome = h.outcome(f"s{i}")
         assert "rest of its group" not in outcome.text, outcome.text
         assert outcome.text.startswith(("stopped after", "killed with SIGKILL by operator")), \
@@ -200,9 +203,9 @@ def test_an_abandon_just_after_the_stop_signal_tells_what_became_of_it(harness, 
     h.wait_output("stub", "ready")
     pid = h.view("stub").pid
     try:
-        h.sup.stop("stub")
+        h.sup.send(Stop("stub"))
         h.wait_notice("stub", "SIGTERM sent")
-        h.sup.abandon("stub")
+        h.sup.send(Abandon("stub"))
         outcome = h.outcome("stub")
         if forever:  # the looks are bounded: then it is what it is, left running
             assert outcome.kind is OutcomeKind.ABANDONED and alive(pid), outcome.text
@@ -257,7 +260,7 @@ def test_a_kill_made_late_by_a_starved_core_says_its_true_time(harness):
     h = harness([spec("stubborn", "trap '' TERM; echo ready; while :; do sleep 0.1; done",
                       stop_timeout=0.5, kill_timeout=5.0)], os_layer=StarvedOS())
     h.wait_output("stubborn", "ready")
-    h.sup.stop("stubborn")
+    h.sup.send(Stop("stubborn"))
     outcome = h.outcome("stubborn")
     assert outcome.kind is OutcomeKind.KILLED
     assert re.fullmatch(r"killed with SIGKILL (1\.[5-9]|[2-9]\.\d)s after the stop request "

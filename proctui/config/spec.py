@@ -86,7 +86,7 @@ class ReadyCheck:
 class ProcessSpec:
     name: str
     argv: tuple[str, ...]
-    cmd: str  # as the user wrote it, for display
+    cmd: str = field(compare=False)  # as the user wrote it, for display
     cwd: Path
     shell: bool = False
     env: tuple[tuple[str, str], ...] = ()  # on top of proctui's own environment
@@ -98,7 +98,9 @@ class ProcessSpec:
     restart: RestartPolicy = RestartPolicy.NO
     scrollback: int = DEFAULT_SCROLLBACK
     max_line_length: int = DEFAULT_MAX_LINE_LENGTH
-    source: str = COMMAND_LINE
+    # Where it was said (errors name it), not what runs: the same process read again
+    # from the file by another name ("proctui.toml", then its absolute path) is the same.
+    source: str = field(default=COMMAND_LINE, compare=False)
     max_stop_time: float | None = None  # caps EXTEND_TIMEOUT_USEC (None: unlimited)
     watchdog_sec: float | None = None
     ready: ReadyCheck | None = None

@@ -1,419 +1,573 @@
-"""Everything the core does on its own loop: each process's life (start, restart, wait
-for its leftover), the host that runs report to (PID files, notices, snapshots), and
-the operator's commands. The thread and the thread-safe API are in supervisor.py."""
+"""The inbox: every input to the core (a command from any door, a signal, a timer, a
+child's exit, a notify message, a readiness result, the tree walk's findings, a reload)
+is an event taken here, in order, one at a time, on the core's loop. An event about a
+process goes to the step function (``life/step.py``), which alone changes the process's
+state; an event about everything (stop all, the interrupt ladder) goes to the world's
+step (``life/world.py``) and becomes each process's events. The effects are carried out
+by the executor (``executor.py``), which writes no state; the facts an effect brings at
+once (a spawn's pid) are taken before anything else, so that each input is whole.
+
+After the inbox empties, one frozen snapshot is published: every reader reads only
+snapshots. Replies to commands are answered once the snapshot that shows their effect
+is out."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import os
-import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from functools import partial
+from dataclasses import dataclass
+from typing import Any
 
 from proctui.config import ProcessSpec
+from proctui.core.executor import Executor
+from proctui.core.life import effects as fx
+from proctui.core.life import inputs as i
 from proctui.core.life import machine as life
-from proctui.core.life.inbox import Inbox
-from proctui.core.life.outcome import Outcome, OutcomeKind, seconds
-from proctui.core.os.housekeeping import Housekeeping
-from proctui.core.os.lineage import Lineage
+from proctui.core.life import world as w
+from proctui.core.life.stages import Leftover, Stage, Why
+from proctui.core.life.state import Proc
+from proctui.core.life.step import Table, new_proc
 from proctui.core.os.oslayer import OSLayer
-from proctui.core.os.procfs import ProcStat
-from proctui.core.output.events import EventQueue, pace
-from proctui.core.output.lines import Chunk, Stream
-from proctui.core.output.text import visible
-from proctui.core.process import Managed
-from proctui.core.run import RUN_TOKEN_VAR, Run
+from proctui.core.output.events import EventQueue
+from proctui.core.reply import Done, Fault
+from proctui.core.snapshot import CoreSnapshot, view_of, worst_of
 from proctui.core.speak.deps import Deps
-from proctui.core.speak.speech import Heard, Speech
 from proctui.core.store import recovery
 from proctui.core.store.journal import Journal
 from proctui.core.store.kinds import Kind
-from proctui.core.store.logfiles import LogFile, open_logs_dir
-from proctui.core.store.pidfiles import PidFiles
 from proctui.core.store.rundir import RunDir
-from proctui.core.view import Usage
+from proctui.core.view import ProcessView
+
+LAUNCH_SLICE = 20  # processes launched per turn of the loop: commands come in between
+SLICE = 50  # processes a shutdown reaches per turn of the loop
+
+
+@dataclass
+class _Command:
+    """A command being taken: its reply, once known, goes out with the next snapshot."""
+
+    future: concurrent.futures.Future[Any]
+    answer: Done | None = None
 
 
 class Engine:
     def __init__(self, specs: Sequence[ProcessSpec], *, os_layer: OSLayer,
                  run_dir: RunDir | None, interactive: bool, events: EventQueue | None,
                  leftover_defaults: ProcessSpec | None,
-                 publish: Callable[[Managed], None], added: Callable[[Managed], None],
-                 poke: Callable[[], None] = lambda: None,
-                 stop_asked: threading.Event | None = None,
-                 forgotten: Callable[[Managed], None] = lambda m: None) -> None:
+                 publish: Callable[[CoreSnapshot], None],
+                 clock: Callable[[], float] = time.monotonic,
+                 hold: Callable[[], bool] = lambda: False,
+                 reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
+                 executor: Callable[[Engine], Executor] | None = None) -> None:
         self.specs = tuple(specs)
+        self.reload_from = reload_from  # reads the config again (raises ConfigError)
         self.os = os_layer
         self.run_dir = run_dir
-        self.interactive = interactive
         self.events = events
         self.leftover_defaults = leftover_defaults
-        self._publish = publish
-        self.republish: Callable[[], None] = lambda: None  # what is not one process's
-        self._poke = poke
-        self.stop_asked = stop_asked or threading.Event()
-        self._added = added
-        self._forgotten = forgotten
-        self.gone: list[Managed] = []  # removed by a reload: only their pipes are kept
-        self.forget_hooks: list[Callable[[Managed], None]] = []  # reloads waiting
-        self.processes: list[Managed] = []
-        self.by_name: dict[str, Managed] = {}
-        self.by_run: dict[int, Managed] = {}  # id(run) -> its process
-        self.lineage = Lineage(os_layer, RUN_TOKEN_VAR)
-        self.shutdown_why: life.Why | None = None
-        self.boot_id = os_layer.boot_id()
-        self._timers: set[asyncio.TimerHandle] = set()
-        self._to_check: list[Run] = []
-        self.output_count = 0  # reads that brought output: frontends look when it moves
-        # What keeps proctui from keeping its promises, by area (a full disk under its
-        # log, journal or PID files): shown by status, never a reason to stop anything.
-        self.troubles: dict[str, str] = {}
-        self.pid_files = PidFiles(run_dir, os_layer, self.lineage, self.notice, self._later,
-                                  partial(self.trouble, "PID files"))
+        self.publish_to = publish
+        self.clock = clock
         self.loop = asyncio.get_running_loop()
+        self.table = Table()
+        self.world = w.World(interactive=interactive)
         self.journal = Journal(run_dir)
         self.journal.on_trouble = self._journal_trouble
-        self._logs_fd: int | None = None
-        if run_dir is not None and run_dir.fd is not None:
-            try:
-                self._logs_fd = open_logs_dir(run_dir)
-            except OSError as e:
-                self.notice(None, f"output logs: {run_dir.path / 'logs'}: "
-                                  f"{e.strerror or e}; output is not kept on disk")
-        self.deps = Deps(self.specs, self.by_name, lambda: self.inbox.look_again())
-        self.inbox = Inbox(self.loop, self.processes, self.deps, spawn=self._spawn,
-                           take_over=self._take_over, notice=self.notice,
-                           journal=self.journal.write, publish=self._publish,
-                           all_ended=self._all_ended, forget=self.forget)
-        self.post = self.inbox.post
-        self.all_done = self.inbox.all_done
-        self.speech = Speech(self.loop, os_layer, self.lineage, self._runs, self.journal,
-                             self.notice, self._heard)
-        self.lineage.ignore = self.speech.probes
-        self.helpers = self.speech.probes  # stop commands join the probes there
-        self.housekeeping = Housekeeping(self.loop, os_layer, self.lineage, self._runs,
-                                         lambda: self.speech.probes, self._observed,
-                                         self._stray)
+        self.deps = Deps(self.specs)
+        # ``executor``: another executor (a test's, which fakes the OS and the clock).
+        self.executor = executor(self) if executor is not None else Executor(
+            self.loop, os_layer, run_dir, events, self.journal, self.post, self.table.get,
+            self.table.all, self._stray, self.trouble, self._poke, hold, self.urgent)
+        self.seq = 0
+        self.snapshot = CoreSnapshot()
+        self.launched = False  # every process of the config was launched
+        self.on_launched: Callable[[], None] = lambda: None
+        self.poked: Callable[[], None] = lambda: None  # output arrived: readers look
+        self.forget_hooks: list[Callable[[str], None]] = []  # reloads waiting
+        self._inbox: deque[tuple[str | None, object]] = deque()
+        self._taking = False
+        self._urgent: list[tuple[str, object]] = []  # deadlines come, this turn of the loop
+        self._command: _Command | None = None
+        self._replies: list[tuple[concurrent.futures.Future[Any], Done]] = []
+        self._unfinished: set[str] = set()
+        self._watching: dict[str, None] = {}  # waiting for deps, or for dependents
+        self._look_again = False
+        self._publish_due = False
+        self._world_changed = True
+        self._usage_wanted = 0
+        self._said_all_ended = False
+        self._views: list[ProcessView] = []  # the last snapshot's, in the table's order
+        self._where: dict[str, int] = {}  # name -> its place in _views
+        self._worst = 0  # the exit status every outcome so far gives (see snapshot)
 
     # -- start-up ---------------------------------------------------------------------
 
     def startup(self) -> None:
+        """Leftovers of an earlier run first, then every configured process, launched a
+        slice at a time so that a command (a ctrl+c) is taken in between."""
         self.journal.write(Kind.BEGIN, pid=os.getpid(), processes=[s.name for s in self.specs])
-        leftovers = recovery.find(self.run_dir, self.os, self.boot_id, self.specs,
-                                  self.leftover_defaults, self.interactive,
-                                  lambda text: self.notice(None, text))
-        for m in leftovers:
-            self._add(m)
+        found = recovery.find(self.run_dir, self.os, self.os.boot_id(), self.specs,
+                              self.leftover_defaults, self.world.interactive,
+                              lambda text: self.executor.say(None, text))
+        for p in found:
+            self._add(p)
+        leftover_of = {p.pid_name: p.name for p in found}
         for spec in self.specs:
-            m = Managed(spec)
-            m.blocked_by = next((lo for lo in leftovers if lo.pid_name == spec.name), None)
-            if m.blocked_by is not None:
-                m.life = replace(m.life, blocked=True)
-            self._add(m)
+            self._add(new_proc(spec, interactive=self.world.interactive,
+                               blocked_by=leftover_of.get(spec.name),
+                               shutdown=self.world.shutting_down))
         # Leftovers stop in reverse dependency order, as a shutdown does: one whose
         # dependents were left running too waits for them.
-        for lo in leftovers:
-            after = self.inbox.dependents_of(lo)
-            if after and lo.life.leftover is life.Leftover.PROVEN:
-                lo.life = replace(lo.life, stops_after=after)
-        for m in self.processes:
-            if self.stop_asked.is_set():
-                m.life = replace(m.life, shutdown=True)
-            self.post(m, life.Launch())
-        self.housekeeping.schedule()
+        for p in found:
+            after = self._leftover_dependents(p)
+            if after and p.life.leftover is Leftover.PROVEN:
+                self._take(p.name, life.StopsAfter(after))
+        self._launch(self.table.names())
+        self.executor.housekeeping.schedule()
 
-    def _add(self, m: Managed) -> None:
-        if self._logs_fd is not None and not m.leftover and m.spec.log_max_size > 0:
-            m.log = LogFile(self._logs_fd, m.name, m.spec.log_max_size, m.spec.log_keep,
-                            partial(self.notice, m))
-        self.processes.append(m)
-        self.by_name[m.name] = m
-        self._added(m)
+    def _launch(self, names: list[str]) -> None:
+        for name in names[:LAUNCH_SLICE]:
+            if name in self.table:
+                self.post(name, life.Launch())
+        rest = names[LAUNCH_SLICE:]
+        if rest:
+            self.loop.call_soon(self._launch, rest)
+            return
+        self.launched = True
+        self._world_changed = True
+        self.publish()  # whoever waits for the launch reads a snapshot that shows it
+        self.on_launched()
 
-    def add(self, spec: ProcessSpec) -> Managed:
-        """A process added by a reload: a new life (launched by the caller)."""
-        m = Managed(spec)
-        self._add(m)
-        return m
+    def _add(self, p: Proc) -> None:
+        self.table.add(p)
+        self.executor.added(p)
+        self._unfinished.add(p.name)
 
-    def forget(self, m: Managed) -> None:
-        """A process removed by a reload has ended: no name, no view, no commands."""
-        if m in self.processes:
-            self.processes.remove(m)
-        if self.by_name.get(m.name) is m:
-            del self.by_name[m.name]
-        self.gone.append(m)
-        self._forgotten(m)
-        self.journal.write(Kind.NOTICE, m.name, text="removed from the config (reload)")
+    def add(self, p: Proc) -> None:
+        """A process a reload added (its Launch comes from the caller)."""
+        self._add(p)
+        self._world_changed = True
+    # -- the inbox --------------------------------------------------------------------
+
+    def post(self, name: str | None, event: object) -> None:
+        """An input, on the core's loop: taken now, or right after the one being taken."""
+        self._inbox.append((name, event))
+        if self._taking:
+            return
+        self._taking = True
+        try:
+            while self._inbox:
+                target, ev = self._inbox.popleft()
+                self._take(target, ev)
+        finally:
+            self._taking = False
+        self._publish_soon()
+
+    def urgent(self, name: str, event: object) -> None:
+        """A deadline come: every one that comes in this turn of the loop is taken
+        together, once the timers have all fired, and their signals go out before any
+        of their bookkeeping (journal, notices, PID files, the next deadline). 2,000
+        SIGKILLs due at one instant each waited for the bookkeeping of those before it,
+        and the last went out seconds late."""
+        self._urgent.append((name, event))
+        if len(self._urgent) == 1:
+            self.loop.call_soon(self._take_urgent)
+
+    def _take_urgent(self) -> None:
+        due, self._urgent = self._urgent, []
+        if self._taking:  # (never: the loop calls us between drains)
+            self._inbox.extend(due)
+            return
+        self._taking = True
+        later: list[tuple[str, fx.Effect]] = []
+        facts: list[tuple[str, object]] = []
+        try:
+            for name, event in due:
+                if name not in self.table:
+                    continue
+                p, effects = self.table.take(name, event, self.clock())
+                self._watch(p)
+                for effect in effects:
+                    if type(effect) is fx.Signal:
+                        facts += [(name, fact) for fact in self._effect(p, effect)]
+                    else:
+                        later.append((name, effect))
+            for name, effect in later:
+                p = self.table.get(name)
+                if p is not None:
+                    facts += [(name, fact) for fact in self._effect(p, effect)]
+            for name, fact in facts:
+                self._take(name, fact)
+            while self._inbox:
+                target, ev = self._inbox.popleft()
+                self._take(target, ev)
+        finally:
+            self._taking = False
+        self._publish_soon()
+
+    def command(self, execute: Callable[[Engine], object],
+                future: concurrent.futures.Future[Any],
+                journal: tuple[object, dict[str, object]] | None = None) -> None:
+        """A command from any door: ``execute`` posts its events (or answers at once);
+        the reply is the first answer the step function gives, with the next snapshot.
+        ``journal``: the request and who sent it, journaled first."""
+        if journal is not None:
+            self.journal_command(*journal)
+        cmd = _Command(future)
+        self._command = cmd
+        try:
+            result = execute(self)
+        except Exception as e:  # a command the core refused outright: said, not raised
+            result = Done(False, str(e).strip("'\""), Fault.REFUSED)
+        finally:
+            self._command = None
+        if isinstance(result, concurrent.futures.Future):
+            # It answers by itself, later (a reload waits for what it removes).
+            result.add_done_callback(lambda done: future.done() or future.set_result(
+                done.result()))
+            return
+        answer = result if isinstance(result, Done) else cmd.answer or Done(True)
+        self._replies.append((future, answer))
+        self._publish_soon()
+
+    def ask(self, name: str, event: object) -> Done | None:
+        """Take ``event`` now, and the step function's answer to it (a reload's changes
+        are answered this way, one by one)."""
+        cmd, outer = _Command(concurrent.futures.Future()), self._command
+        self._command = cmd
+        try:
+            self.post(name, event)
+        finally:
+            self._command = outer
+        return cmd.answer
+
+    def journal_command(self, request: object, who: dict[str, object]) -> None:
+        """A command that came over the control socket, and who sent it (the uid the
+        kernel vouches for, the SSH client's address): journaled before its effects."""
+        name = getattr(request, "name", None)
+        fields = getattr(request, "journal_fields", lambda: {})()
+        self.journal.write(Kind.COMMAND, name, op=getattr(request, "op", "?"), **fields, **who)
+
+    def notice(self, text: str) -> None:
+        """A line of proctui's own, about itself (the journal and headless output)."""
+        self.executor.say(None, text)
+        self.journal.write(Kind.NOTICE, text=text)
+
+    def want_usage(self, wanted: bool) -> None:
+        """Sample CPU and memory while at least one frontend wants them (each True
+        counts once, until the same frontend says False)."""
+        self._usage_wanted = max(0, self._usage_wanted + (1 if wanted else -1))
+        self.executor.housekeeping.want_usage = self._usage_wanted > 0
+
+    def output_changed(self, name: str) -> None:
+        """Its pane changed without a change of its state (cleared): views are made
+        anew."""
+        self.table.changed.add(name)
+        self._publish_soon()
+
+    def look_again(self) -> None:
+        self._looks()
+        self._publish_soon()
+
+    def dependents_of(self, p: Proc) -> tuple[str, ...]:
+        return self._dependents(p)
+
+    def _take(self, name: str | None, event: object) -> None:
+        """One event and the facts its effects bring at once, depth first."""
+        if name is None:
+            if isinstance(event, _Slice):
+                event.run()
+            else:
+                self._take_world(event)
+            return
+        local: deque[tuple[str, object]] = deque([(name, event)])
+        while local:
+            target, ev = local.popleft()
+            if target not in self.table:
+                continue  # forgotten (a reload removed it): late facts go nowhere
+            p, effects = self.table.take(target, ev, self.clock())
+            self._watch(p)
+            for effect in effects:
+                for fact in self._effect(p, effect):
+                    local.append((target, fact))
+        if self._look_again:
+            self._look_again = False
+            self._looks()
+
+    def _effect(self, p: Proc, effect: fx.Effect) -> list[object]:
+        kind = type(effect)
+        if kind is fx.Answer:
+            cmd = self._command
+            if cmd is not None and cmd.answer is None:
+                a = effect  # type: ignore[assignment]
+                cmd.answer = Done(a.ok, a.text, a.fault)  # type: ignore[union-attr]
+            return []
+        if kind is fx.LookAtDeps:
+            waiting, failed = self.deps.look(p, self.table.get)
+            return [life.DepsLooked(waiting, failed)]
+        if kind is fx.LookAgain:
+            self._look_again = True
+            return []
+        if kind is fx.Finished:
+            self._finished(p)
+            return []
+        if kind is fx.Forget:
+            self._forget(p)
+            return []
+        try:
+            return self.executor.do(p, effect)
+        except Exception as e:  # one failing effect must not lose the rest
+            self.loop.call_exception_handler({"message": f"{p.name}: {effect}",
+                                              "exception": e})
+            return []
+
+    def _watch(self, p: Proc) -> None:
+        """Who looks again when something changes: kept apart, so that a thousand endings
+        cost a thousand looks, not a million."""
+        if p.life.stage is Stage.WAITING or p.life.stops_after:
+            self._watching[p.name] = None
+        else:
+            self._watching.pop(p.name, None)
+        if not p.over:
+            self._unfinished.add(p.name)
+
+    def _looks(self) -> None:
+        """Something others may wait for changed (a start, a readiness, an ending): every
+        process waiting for its dependencies, or for its dependents to stop, looks again."""
+        for name in list(self._watching):
+            p = self.table.get(name)
+            if p is None:
+                self._watching.pop(name, None)
+            elif p.life.stage is Stage.WAITING:
+                self._take(name, life.DepsLooked(*self.deps.look(p, self.table.get)))
+            elif p.life.stops_after:
+                self._take(name, life.DependentsLeft(self._dependents(p)))
+
+    def _dependents(self, p: Proc) -> tuple[str, ...]:
+        """Who must end before ``p`` stops: its live dependents (for a leftover, the
+        leftovers of its dependents)."""
+        if not p.is_leftover:
+            return self.deps.live_dependents(p, self.table.get)
+        return self._leftover_dependents(p)
+
+    def _leftover_dependents(self, p: Proc) -> tuple[str, ...]:
+        names = self.deps.dependents.get(p.pid_name, [])
+        return tuple(o.name for o in self.table.all()
+                     if o.is_leftover and o.pid_name in names and not o.over)
+
+    def _finished(self, p: Proc) -> None:
+        self._unfinished.discard(p.name)
+        if not self._unfinished:
+            self._world_changed = True
+            if self.launched and self.world.shutting_down:
+                self._all_ended_after_shutdown()
+            if self.events is not None:
+                self.events.wake()
+        if p.is_leftover:
+            last = p.last
+            pid = last.pid if last is not None and last.left_running else None
+            for other in self.table.all():
+                if other.blocked_by == p.name:
+                    self._inbox.append((other.name, life.BlockerEnded(pid)))
+        self._look_again = True
+
+    def _all_ended_after_shutdown(self) -> None:
+        """Everything has ended after a shutdown: journaled once, with the exit status
+        the summary will show."""
+        if self._said_all_ended:
+            return
+        self._said_all_ended = True
+        status = worst_of([x.worst for x in self.table.all()], self.world)
+        self.journal.write(Kind.ALL_ENDED, exit_status=max(status, 1) if self.world.crash
+                           else status)
+
+    def _forget(self, p: Proc) -> None:
+        """A process removed by a reload has ended: no name, no view, no commands; its
+        last word stays for the summary."""
+        self.table.forget(p.name)
+        self._unfinished.discard(p.name)
+        self._watching.pop(p.name, None)
+        self._set_world(w.Removed(p.name, p.last))
+        self.journal.write(Kind.NOTICE, p.name, text="removed from the config (reload)")
         for hook in list(self.forget_hooks):
-            hook(m)
+            hook(p.name)
 
-    def _take_over(self, m: Managed, stop: bool) -> None:
-        """Watch a leftover proven ours as a run (and stop it, unless adopted)."""
-        record, verdict = m.record, m.verdict
-        assert record is not None and verdict is not None
-        m.held = ""
-        run = Run(m.spec, m.name, self, m.buffer, self.interactive)
-        self.by_run[id(run)] = m
-        m.run = run
-        run.adopt(record.pid, verdict.pgid, verdict.start_ticks or record.start_ticks,
-                  list(verdict.escapees))
-        if verdict.note:
-            self.notice(m, verdict.note)
-        words = recovery.take_over_words(m, stop)
-        if words:
-            self.notice(m, words)
-        if stop:
-            run.request_stop()
+    # -- everything at once -----------------------------------------------------------
 
-    def _heard(self, m: Managed, heard: Heard) -> None:
-        """What a run said: its record is written here, then published."""
-        if heard.status is not None:
-            m.status = heard.status
-        if heard.ready_at is not None:
-            m.ready_at = heard.ready_at
-        self._publish(m)
-        if heard.ready_at is not None:
-            self.inbox.look_again()  # a dependency may be met now
+    def _take_world(self, event: object) -> None:
+        decided = self._set_world(event)  # type: ignore[arg-type]
+        for text in decided.said:
+            self.executor.say(None, text)
+            self.journal.write(Kind.NOTICE, text=text)
+        if decided.trouble is not None:
+            area, text = decided.trouble
+            said = text if text is not None else f"{area}: written again"
+            self.executor.say(None, said)
+            self.journal.write(Kind.NOTICE, text=said)
+        if decided.interactive is not None:
+            for name in self.table.names():
+                self._take(name, i.InteractiveCmd(decided.interactive))
+        if decided.rung is w.Rung.STOP:
+            self._stop_all(decided)
+        elif decided.rung is w.Rung.KILL:
+            self._each_active(i.KillCmd())
+        elif decided.rung is w.Rung.ABANDON:
+            if decided.first:
+                self._journal_shutdown(Why.OPERATOR, True, abandon=True)
+            self._each_active(i.AbandonCmd(), abandon=True)
 
-    def begin_shutdown(self, why: life.Why, ordered: bool = True, abandon: bool = False) -> None:
-        """Everything is stopping from now on (each life hears it as a Shutdown event);
-        the first reason is journaled."""
-        if self.shutdown_why is None:
-            self.shutdown_why = why
-            self.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered,
-                               abandon=abandon or None)
+    def _set_world(self, event: w.WorldEvent) -> w.Decided:
+        new, decided = w.world_step(self.world, event)
+        if new is not self.world:
+            self.world = new
+            self._world_changed = True
+        return decided
 
-    def clear_output(self, m: Managed) -> None:
-        m.buffer.clear()
-        self._publish(m)
+    def _journal_shutdown(self, why: Why, ordered: bool, abandon: bool = False) -> None:
+        self.journal.write(Kind.SHUTDOWN, why=why.value, ordered=ordered,
+                           abandon=abandon or None)
 
-    def _all_ended(self) -> None:
-        if self.events is not None:
-            self.events.wake()
+    def _stop_all(self, d: w.Decided) -> None:
+        """Every stop at once, in slices: between slices the loop sees the processes that
+        already ended, so a thousand stops never delay the first one's ending. With
+        dependencies, in stages: a process waits for everything that depends on it to
+        end first (``ordered=False``: now, regardless of order)."""
+        why = d.why or Why.OPERATOR
+        if d.first:
+            self._journal_shutdown(why, d.ordered)
+        staged = d.ordered and self.deps.any
+        if not d.ordered:
+            for name in self.table.names():
+                self._take(name, life.ReleaseStop())
+        todo = self.table.names()
+        self.executor.walk()  # a fresh walk: escapees get the stop signal too
 
-    def changed(self, who: Run | Managed) -> None:
-        """Publish a fresh snapshot of the process (a run reports every transition)."""
-        m = self.by_run.get(id(who)) if isinstance(who, Run) else who
-        if m is not None and (not isinstance(who, Run) or m.run is who):
-            self._publish(m)
-            if self.housekeeping.quiet and m.run is not None and m.run.state.phase.stopping:
-                self.tree_changed()  # a stop: watch the tree closely again
+        def next_slice() -> None:
+            with self.os.one_walk():
+                for name in todo[:SLICE]:
+                    p = self.table.get(name)
+                    if p is None:
+                        continue
+                    after = self._dependents(p) if staged and p.active else ()
+                    self._take(name, life.Shutdown(why, after,
+                                                   self.deps.stage.get(p.spec.name, 0),
+                                                   self.deps.stages))
+            del todo[:SLICE]
+            if todo:
+                self.loop.call_soon(lambda: self.post(None, _Slice(next_slice)))
+
+        next_slice()
+
+    def _each_active(self, event: object, abandon: bool = False) -> None:
+        for name in self.table.names():
+            self._take(name, life.ReleaseStop())  # held stops: the kill or abandon reaches them
+        for name in self.table.names():
+            p = self.table.get(name)
+            if p is None:
+                continue
+            if p.active or (abandon and p.life.stage is Stage.HELD):
+                self._take(name, event)
+            elif abandon:
+                self._take(name, life.Shutdown(Why.OPERATOR))
+
+    # -- what the executor and the sensors say about everything -------------------------
+
+    def _stray(self, pid: int, cmdline: str) -> None:
+        self.post(None, w.Strays(tuple(self.executor.housekeeping.strays)))
+        self.executor.say(None, f"pid {pid} ({cmdline[:60]}) was left behind by one of these "
+                                "processes (it left its group and cleared its environment, "
+                                "so proctui cannot tell which); it is not signalled")
 
     def trouble(self, area: str, text: str | None) -> None:
-        """Something keeps proctui from keeping a promise about ``area`` (``text`` says
-        what), or no longer does (None): said once as it begins and as it ends, and held
-        for status until then."""
-        before = self.troubles.get(area)
-        if text == before:
-            return
-        if text is None:
-            del self.troubles[area]
-        else:
-            self.troubles[area] = text
-        if before is None or text is None:
-            said = text if text is not None else f"{area}: written again"
-            self.notice(None, said)
-            self.journal.write(Kind.NOTICE, text=said)
-        self.republish()
+        """Something keeps proctui from keeping a promise about ``area``, or no longer
+        does (None): said once as it begins and as it ends, held for status until then."""
+        self.post(None, w.Trouble(area, text))
 
     def _journal_trouble(self, why: str | None) -> None:
         self.trouble("the journal", None if why is None else
                      f"journal {self.journal.path} not written: {why} (entries are lost "
                      "until there is room; a journal-gap entry will say how many)")
 
-    # -- the Host that runs report to ---------------------------------------------------
+    def _poke(self) -> None:
+        self.poked()
 
-    def notice(self, run: Run | Managed | None, text: str) -> None:
-        m = self.by_run.get(id(run)) if isinstance(run, Run) else run
-        text = visible(text)  # quotes commands and names: never a live escape
-        if m is not None:
-            m.buffer.append(Stream.PROCTUI, [text])
-        if self.events is not None:
-            self.events.put_notice(m.name if m else None, text)
+    # -- publication ------------------------------------------------------------------
 
-    def output(self, run: Run, stream: int, lines: Chunk) -> None:
-        self.output_count += 1
-        self._poke()
-        if lines:
-            m = self.by_run.get(id(run))
-            if m is not None and m.run is run and m.heard(time.monotonic()):
-                self._publish(m)  # its silence is over
-            if m is not None and self.speech.listens(m):
-                self.speech.output(m, lines)
-        if lines and self.events is not None:
-            m = self.by_run.get(id(run))
-            if m is not None and not self.events.put_output(m.name, stream, lines):
-                pace(self.events, run.pipes, self.loop)
-
-    def ended(self, run: Run, outcome: Outcome) -> None:
-        m = self.by_run.get(id(run))
-        if m is None:
+    def _publish_soon(self) -> None:
+        if self._publish_due:
             return
-        m.outcomes.append(outcome)
-        self.tree_changed()
-        self.notice(m, outcome.text)
-        self.journal.write(Kind.OUTCOME, m.name, outcome=outcome.kind.value, text=outcome.text,
-                           pid=run.pid)
-        self.speech.ended(m)
-        self.pid_files.ended(m, run, outcome)
-        m.paused = False
-        self.housekeeping.cpu.pop(run.token, None)
-        # What comes next is decided now, so that no snapshot shows "ended" for a
-        # process about to restart.
-        self.post(m, life.RunEnded(
-            restartable=outcome.kind in (OutcomeKind.EXITED, OutcomeKind.WATCHDOG),
-            clean=outcome.clean, left_running=outcome.left_running,
-            lived=(run.ended_at or 0) - (run.started_at or 0)))
-
-    def check_soon(self, run: Run) -> None:
-        self._to_check.append(run)
-        if len(self._to_check) == 1:
-            self.loop.call_soon(self._check_pending)
-
-    def _check_pending(self) -> None:
-        runs, self._to_check = self._to_check, []
-        newest = max((r.leader_exited_at or 0.0) for r in runs)
-        self.lineage.update(self._runs, newer_than=newest)
-        with self.os.one_walk():
-            for run in runs:
-                run.watch.check_gone()
-
-    def escapees_of(self, run: Run, newer_than: float | None = None) -> list[ProcStat]:
-        self.lineage.update(self._runs, newer_than=newer_than)
-        return self.lineage.escapees(run)
-
-    def members_changed(self, run: Run) -> None:
-        m = self.by_run.get(id(run))
-        if m is not None:
-            self.pid_files.members_changed(m, run)
-
-    def _runs(self) -> list[Run]:
-        return [m.run for m in self.processes if m.run is not None]
-
-    def _spawn(self, m: Managed) -> Run:
-        run = Run(m.spec, m.name, self, m.buffer, self.interactive, m.log)
-        self.by_run[id(run)] = m
-        old, m.run = m.run, run
-        if old is not None:
-            self.by_run.pop(id(old), None)
-        m.ready_at, m.status, m.notify_dropped, m.silent_since = None, "", 0, None
-        if run.spawn(self.speech.child_env(m)):
-            self.tree_changed()
-            # Each of these is kept apart: whatever one of them raises, the run is
-            # watched, stopped and reported like any other (never orphaned).
-            steps: list[Callable[[], object]] = [
-                lambda: self.notice(m, f"started (pid {run.pid}): {m.spec.cmd}"),
-                lambda: self.pid_files.spawned(m, run),
-                lambda: self.speech.spawned(m, run)]
-            for step in steps:
-                try:
-                    step()
-                except Exception as e:
-                    self.loop.call_exception_handler({"message": f"{m.name}: after spawn",
-                                                      "exception": e})
-            self.inbox.look_again()
-        self._publish(m)
-        return run
-
-    def journal_run(self, run: Run, kind: Kind, **data: object) -> None:
-        m = self.by_run.get(id(run))
-        self.journal.write(kind, m.name if m else run.name, **data)
-
-    def _later(self, delay: float, fn: Callable[..., None], *args: object) -> None:
-        def call() -> None:
-            self._timers.discard(handle)
-            fn(*args)
-
-        handle = self.loop.call_later(delay, call)
-        self._timers.add(handle)
-
-    # -- what the walk of the tree found ------------------------------------------------
-
-    def _observed(self, run: Run, paused: bool, usage: Usage | None) -> None:
-        m = self.by_run.get(id(run))
-        if m is None or m.run is not run:
+        if not self.table.changed and not self._world_changed and not self._replies \
+                and not self.table.order_changed:
             return
-        # Read once a walk, never per datagram: a flood must not buy a snapshot each.
-        dropped = self.speech.dropped_now(m.name)
-        if m.look_silent(time.monotonic()):
-            if m.silent_since is not None:
-                self.notice(m, f"silent: no output for "
-                               f"{seconds(m.spec.silence_warning or 0)} (silence_warning)")
-            self._publish(m)
-        if paused != m.paused or usage != m.usage or dropped != m.notify_dropped:
-            m.paused, m.usage, m.notify_dropped = paused, usage, dropped
-            self._publish(m)
-        if run.exit is None and not run.leftover:
-            self.pid_files.members_changed(m, run)
+        self._publish_due = True
+        self.loop.call_soon(self.publish)
 
-    def _stray(self, pid: int, cmdline: str) -> None:
-        self.republish()
-        self.notice(None, f"pid {pid} ({cmdline[:60]}) was left behind by one of these "
-                          "processes (it left its group and cleared its environment, so "
-                          "proctui cannot tell which); it is not signalled")
-
-    def tree_changed(self) -> None:
-        self.housekeeping.changed()
-
-    @property
-    def strays(self) -> list[int]:
-        return self.housekeeping.strays
-
-    def store_rebuilt(self) -> None:
-        """The run directory was removed under us and made again (remote/heal.py): the
-        journal and the output logs go on in the new one; they went on writing into the
-        removed one's files, lost to everyone."""
-        if self.run_dir is None:
+    def publish(self) -> None:
+        """One frozen snapshot of everything, then the replies it shows."""
+        if self._taking:
+            self._publish_due = False
+            self._publish_soon()  # (asked for in the middle of a drain: after it)
             return
-        self.journal.reopen(self.run_dir)
-        old, self._logs_fd = self._logs_fd, None
-        if old is None:
-            return
-        with contextlib.suppress(OSError):
-            self._logs_fd = open_logs_dir(self.run_dir)
-        for m in (*self.processes, *self.gone):
-            if m.log is not None:
-                m.log.close()  # opened again, in the new directory, at the next write
-                if self._logs_fd is not None:
-                    m.log.dir_fd = self._logs_fd
-                else:
-                    m.log.failed = True
-        os.close(old)
+        self._publish_due = False
+        changed = self.table.changed
+        seq = self.seq + 1 if (changed or self._world_changed
+                               or self.table.order_changed) else self.seq
+        buffers = self.executor.buffers
+        if self.table.order_changed:
+            # A process came or went (start-up, a reload): the order is made anew.
+            procs = self.table.all()
+            self._views = [view_of(p, buffers[p.name].mark(), seq, self.deps)
+                           for p in procs]
+            self._where = {p.name: i for i, p in enumerate(procs)}
+            self._worst = max([self._worst, *(p.worst for p in procs)])
+        else:
+            # Only what changed is made again: a publication costs what changed, not
+            # the number of processes (2,000 of them made each outcome cost 1 ms).
+            for name in changed:
+                p = self.table.get(name)
+                if p is not None:
+                    self._views[self._where[name]] = view_of(p, buffers[name].mark(), seq,
+                                                             self.deps)
+                    self._worst = max(self._worst, p.worst)
+        self.table.changed = set()
+        self.table.order_changed = False
+        self._world_changed = False
+        self.seq = seq
+        self.snapshot = CoreSnapshot.of(
+            seq=seq, views=tuple(self._views), world=self.world, launched=self.launched,
+            all_ended=self.launched and not self._unfinished,
+            journal_seq=self.journal.seq, worst=self._worst)
+        self.publish_to(self.snapshot)
+        replies, self._replies = self._replies, []
+        for future, answer in replies:
+            if not future.done():
+                future.set_result(answer)
+
+    def answer_later(self, future: concurrent.futures.Future[Any], answer: Done) -> None:
+        """A reply that comes after the command was taken (a reload's)."""
+        self._replies.append((future, answer))
+        self._world_changed = True
+        self._publish_soon()
 
     # -- the end ----------------------------------------------------------------------
 
     def close(self) -> None:
-        self.speech.close()
         self.journal.write(Kind.END)
         self.journal.close()
-        for m in (*self.processes, *self.gone):
-            if m.log is not None:
-                m.log.close()
-        if self._logs_fd is not None:
-            os.close(self._logs_fd)
-            self._logs_fd = None
-        for handle in self._timers:
-            handle.cancel()
-        self._timers.clear()
-        self.housekeeping.close()
-        for m in (*self.processes, *self.gone):
-            run = m.run
-            if run is not None and run.pipes.open:
-                out = None
-                if self.run_dir is not None:
-                    with contextlib.suppress(OSError):
-                        out = self.run_dir.open_append(self.run_dir.output_path(
-                            m.pid_name).name)
-                drainer = run.pipes.hand_over(out)
-                if out is not None:
-                    os.close(out)
-                if drainer is not None:
-                    self.lineage.ignore.add(drainer)
-            if m.backoff_timer is not None:
-                m.backoff_timer.cancel()
-            if run is not None:
-                run.cancel()
+        self.executor.close(lambda name: self._output_path(name))
+
+    def _output_path(self, name: str) -> str | None:
+        p = self.table.get(name)
+        if p is None or self.run_dir is None:
+            return None
+        return self.run_dir.output_path(p.pid_name).name
+
+
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    """The next slice of a shutdown: an input like any other, so it waits its turn."""
+
+    run: Callable[[], None]

@@ -1,28 +1,28 @@
 """A run's stop command (``stop_command``, as systemd's ExecStop): started when the stop
 begins, instead of the stop signal or before it. It is a child of proctui in a session
-of its own; its output goes to the run's pane and log file, each line marked; it is
-bounded by the run's deadline (killed with its whole group there, at a kill, or when
-proctui closes). Nothing waits for it: the run ends when its own processes are gone,
-and the stop command's end is only reported (and, with ``stop_command_then_signal``,
-followed by the stop signal)."""
+of its own, with a token of its own in its environment; its output goes to the run's
+pane and log file, each line marked; it is bounded by the run's deadline. When it ends
+(or is killed at the deadline, at a kill, or when proctui closes) its whole group goes,
+and whatever it left outside its group with its token too, named in the run's pane: a
+stop command never leaves an orphan behind.
+
+Executor-side: it reports what happened as facts (StopCommandStarted, StopCommandEnded,
+StopCommandFailed) and decides nothing about the run."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import signal
 import subprocess
-import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from proctui.core.life import stop as m
-from proctui.core.life.outcome import ExitStatus, signal_name
+from proctui.config import ProcessSpec
+from proctui.core.life import inputs as i
+from proctui.core.life.outcome import ExitStatus
+from proctui.core.os.oslayer import OSLayer
 from proctui.core.output.lines import LineSplitter
-from proctui.core.store.kinds import Kind
-
-if TYPE_CHECKING:
-    from proctui.core.run import Run
+from proctui.core.speak.readiness import HELPER_VAR, end_helper, helper_escapees
 
 MARK = "stop command | "  # in front of each of its lines, in the pane and the log file
 MAX_LINES = 200  # of its output shown; the rest is counted, not shown
@@ -31,128 +31,123 @@ POLL = 0.05  # seconds between looks when no pidfd can be had
 
 
 class StopCommand:
-    def __init__(self, run: Run, helpers: set[int]) -> None:
-        self.run = run
+    def __init__(self, loop: asyncio.AbstractEventLoop, os_layer: OSLayer,
+                 spec: ProcessSpec, number: int, main_pid: int | None,
+                 post: Callable[[object], None], show: Callable[[str], None],
+                 log: Callable[[bytes], None], helpers: set[int],
+                 leaders: Callable[[int], bool]) -> None:
+        self.loop = loop
+        self.os = os_layer
+        self.spec = spec
+        self.number = number
+        self.main_pid = main_pid
+        self.post = post  # facts about the run, to the step function
+        self.show = show  # a line in the run's pane
+        self.log = log  # bytes for the run's log file
         self.helpers = helpers  # our own children: not a run's, not for the orphan reaper
+        self.leaders = leaders
         self.proc: subprocess.Popen[bytes] | None = None
+        self.token = os.urandom(12).hex()
         self._fd: int | None = None  # the read end of its stdout and stderr
         self._pidfd: int | None = None
-        self._splitter = LineSplitter(run.spec.max_line_length)
+        self._splitter = LineSplitter(spec.max_line_length)
         self._shown = 0
         self._hidden = 0
         self._timer: asyncio.TimerHandle | None = None
         self._deadline: float | None = None
-        self.killed = ""  # why proctui killed it ("": it was not)
-        self.status: ExitStatus | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.status is None
+        self._killed = ""  # why proctui killed it ("": it was not)
+        self._done = False
 
     def start(self) -> None:
-        run = self.run
-        env = run.spec.environ()
-        env["MAINPID"] = str(run.pid or "")  # as systemd gives ExecStop
+        spec = self.spec
+        env = spec.environ()
+        env["MAINPID"] = str(self.main_pid or "")  # as systemd gives ExecStop
+        env[HELPER_VAR] = self.token
         try:
             r, w = os.pipe2(os.O_CLOEXEC)
         except OSError as e:
-            self._not_started(e)
+            self._failed(e)
             return
         try:
             self.proc = subprocess.Popen(
-                run.spec.stop_command, cwd=str(run.spec.cwd), env=env,
-                stdin=subprocess.DEVNULL, stdout=w, stderr=w, start_new_session=True,
-                close_fds=True)
+                spec.stop_command, cwd=str(spec.cwd), env=env, stdin=subprocess.DEVNULL,
+                stdout=w, stderr=w, start_new_session=True, close_fds=True)
         except (OSError, ValueError, subprocess.SubprocessError) as e:
             os.close(r)
-            self._not_started(e)
+            self._failed(e)
             return
         finally:
             with contextlib.suppress(OSError):
                 os.close(w)
         pid = self.proc.pid
         self.helpers.add(pid)
-        run.host.journal_run(run, Kind.STOP_COMMAND, pid=pid)
+        self.post(i.StopCommandStarted(self.number, pid))
         os.set_blocking(r, False)
         self._fd = r
-        run.loop.add_reader(r, self._read)
+        self.loop.add_reader(r, self._read)
         try:
             self._pidfd = os.pidfd_open(pid)
-            run.loop.add_reader(self._pidfd, self._look)
+            self.loop.add_reader(self._pidfd, self._look)
         except OSError:
             self._poll()
 
-    def _not_started(self, e: BaseException) -> None:
-        run = self.run
-        self.status = ExitStatus(known=False)
-        run.host.notice(run, f"stop command failed to start: {e}")
-        run.host.journal_run(run, Kind.STOP_COMMAND, error=str(e))
-        run.feed(m.StopCommandEnded(time.monotonic()))
+    def _failed(self, e: BaseException) -> None:
+        self._done = True
+        self.post(i.StopCommandFailed(self.number, str(e)))
 
-    def bound(self, deadline: float) -> None:
+    def bound(self, deadline: float | None) -> None:
         """Kill it at this instant (the run's deadline in force): it never outlives it."""
-        if not self.running or deadline == self._deadline:
+        if self._done or self.proc is None or deadline is None or deadline == self._deadline:
             return
         self._deadline = deadline
         self._cancel_timer()
-        self._timer = self.run.loop.call_at(deadline, self.kill)
+        self._timer = self.loop.call_at(deadline, self.kill, "its deadline came")
 
-    def kill(self, why: str = "its deadline came") -> None:
-        """SIGKILL its whole group, while its leader is unreaped (so the group id is
-        still its own)."""
+    def kill(self, why: str) -> None:
+        """End it now (SIGKILL to its whole tree); its end is reported as usual."""
         self._cancel_timer()
-        proc = self.proc
-        if proc is None or self.status is not None or proc.returncode is not None:
+        if self._done or self.proc is None:
             return
-        self.killed = why
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        self._killed = why
+        self._end()
 
     def _poll(self) -> None:
-        if self._look():
-            return
-        self.run.loop.call_later(POLL, self._poll)
+        if not self._look():
+            self.loop.call_later(POLL, self._poll)
 
     def _look(self) -> bool:
-        """Has it ended? Then what is left of its group goes, it is reaped and reported."""
+        """Has it ended? Then what is left of its tree goes, it is reaped and reported."""
         proc = self.proc
-        if proc is None or self.status is not None:
+        if proc is None or self._done:
             return True
         try:
             info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:  # reaped already: its status is lost
-            self.status = ExitStatus(known=False)
-        else:
-            if info is None:
-                return False
-            # A zombie still holds its group id: the rest of its group goes with it.
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            code = proc.poll()
-            self.status = ExitStatus(known=False) if code is None else \
-                ExitStatus(code=code) if code >= 0 else ExitStatus(signal=-code)
-        self.helpers.discard(proc.pid)
-        self._ended()
+        except ChildProcessError:
+            info = None
+            self._end(ExitStatus(known=False))
+            return True
+        if info is None:
+            return False
+        self._end()
         return True
 
-    def _ended(self) -> None:
-        run = self.run
+    def _end(self, status: ExitStatus | None = None) -> None:
+        proc = self.proc
+        assert proc is not None
+        self._done = True
         self._cancel_timer()
         if self._pidfd is not None:
-            run.loop.remove_reader(self._pidfd)
+            self.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
+        left = helper_escapees(self.token, proc.pid, self.os, self.leaders)
+        code = end_helper(proc, self.token, self.os, self.leaders)
+        self.helpers.discard(proc.pid)
+        if status is None:
+            status = ExitStatus(known=False) if code is None else \
+                ExitStatus(code=code) if code >= 0 else ExitStatus(signal=-code)
         self._drain()
-        status = self.status or ExitStatus(known=False)
-        run.host.journal_run(run, Kind.STOP_COMMAND, pid=self.proc.pid if self.proc else None,
-                             code=status.code,
-                             signal=signal_name(status.signal) if status.signal else None,
-                             killed=self.killed or None)
-        if self.killed:
-            run.host.notice(run, f"stop command killed (SIGKILL to its group): {self.killed}")
-        elif status.code != 0:
-            run.host.notice(run, f"stop command {_words(status)}")
-        run.feed(m.StopCommandEnded(time.monotonic()))
+        self.post(i.StopCommandEnded(self.number, status, self._killed, tuple(left)))
 
     # -- its output -------------------------------------------------------------------
 
@@ -173,7 +168,7 @@ class StopCommand:
 
     def _drain(self) -> None:
         """What it wrote before it ended; then the pipe is closed (whatever of it could
-        still hold the pipe was in its group, and is gone)."""
+        still hold the pipe is gone with its tree)."""
         fd = self._fd
         for _ in range(256):  # at most 16 MB: a flood cannot hold the loop
             if fd is None:
@@ -190,36 +185,37 @@ class StopCommand:
     def _close_pipe(self) -> None:
         if self._fd is None:
             return
-        self.run.loop.remove_reader(self._fd)
+        self.loop.remove_reader(self._fd)
         os.close(self._fd)
         self._fd = None
         self._show(self._splitter.finish())
         if self._hidden:
-            self.run.host.notice(self.run, f"stop command: {self._hidden} more lines not "
-                                           "shown")
+            self.show(f"stop command: {self._hidden} more lines not shown")
             self._hidden = 0
 
     def _show(self, lines: list[str]) -> None:
-        run = self.run
         for line in lines:
             if self._shown >= MAX_LINES:
                 self._hidden += 1
                 continue
             self._shown += 1
-            run.host.notice(run, MARK + line)
-            log = run.pipes.log
-            if log is not None:
-                log.write((MARK + line + "\n").encode("utf-8", "backslashreplace"))
+            self.show(MARK + line)
+            self.log((MARK + line + "\n").encode("utf-8", "backslashreplace"))
 
     def close(self) -> None:
-        """proctui is closing: it goes now."""
-        self.kill("proctui is closing")
+        """proctui is closing (or the run was given up): it goes now, reported or not."""
+        if not self._done and self.proc is not None:
+            self._killed = "proctui is closing"
+            self._done = True
+            self._cancel_timer()
+            end_helper(self.proc, self.token, self.os, self.leaders)
+            self.helpers.discard(self.proc.pid)
         if self._pidfd is not None:
-            self.run.loop.remove_reader(self._pidfd)
+            self.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
         if self._fd is not None:
-            self.run.loop.remove_reader(self._fd)
+            self.loop.remove_reader(self._fd)
             os.close(self._fd)
             self._fd = None
 
@@ -227,9 +223,3 @@ class StopCommand:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-
-
-def _words(status: ExitStatus) -> str:
-    if status.signal is not None:
-        return f"killed by {signal_name(status.signal)}"
-    return f"exited {status.code}" if status.known else "ended (exit status unknown)"

@@ -78,6 +78,7 @@ class ProcessView:
     stage: int = 0  # shutdown stage, from 1 (0: no dependencies anywhere)
     stages: int = 0
     seq: int = 0  # publication number
+    worst: int = 0  # the exit status its runs so far give (0, 1 or 3)
     notes: tuple[str, ...] = field(default=())
 
     @property

@@ -19,7 +19,8 @@ from proctui.core.life.stop import Phase
 from proctui.core.output.text import clean
 from proctui.core.view import ProcessView
 from proctui.frontends.words import countdown
-from proctui.protocol.commands import Ping
+from proctui.protocol import pushes
+from proctui.protocol.link import Ping
 from proctui.remote.client import Connection, NotAnswering
 
 SCHEMA = 1
@@ -95,12 +96,13 @@ def status_json(conn: Connection, now: float) -> dict[str, Any]:
 
     hello, st = conn.hello, conn.state
     return {"schema": SCHEMA, "supervisor": {
-        "pid": hello.get("pid"), "version": hello.get("version"),
-        "source": hello.get("source"), "run_dir": hello.get("run_dir"),
-        "started": hello.get("started"), "consoles": st.get("consoles", 0),
-        "shutting_down": st.get("shutting_down"), "shutdown_why": st.get("shutdown_why"),
-        "all_ended": st.get("all_ended"),
-        "exit_status": st.get("exit_status"), "troubles": troubles(st)},
+        "pid": hello.pid, "version": hello.version,
+        "source": hello.source, "run_dir": hello.run_dir,
+        "started": hello.started, "consoles": st.consoles,
+        "shutting_down": st.shutting_down, "shutdown_why": st.shutdown_why,
+        "all_ended": st.all_ended,
+        "exit_status": st.exit_status if st.all_ended else None,
+        "troubles": troubles(st)},
         "processes": [process_json(v, now) for v in conn.ordered_views()]}
 
 
@@ -125,10 +127,7 @@ def follow(conn: Connection, done: Callable[[list[ProcessView]], bool],
             continue
         if message is None:
             return False
-        if message.get("t") == "views":
-            conn._views(message)
-        elif message.get("t") == "state":
-            conn.state = message
+        conn.keep(pushes.decode(message))
     return True
 
 

@@ -17,18 +17,22 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from proctui.commands.base import Request
+from proctui.commands.interactive import SetInteractive
+from proctui.commands.stop_all import StopAll
 from proctui.core.life.stages import Why
 from proctui.core.life.stop import Phase
-from proctui.core.output.lines import Stream
+from proctui.core.output.lines import Stream, stamp_at
 from proctui.core.output.text import clean
+from proctui.core.reply import Done, Fault
 from proctui.core.store.rundir import default_run_dir
 from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
 from proctui.frontends.words import countdown, duration, look, running_words
-from proctui.protocol import commands
+from proctui.protocol.pushes import Hello, State
 from proctui.protocol.wire import SOCKET
 from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
 from proctui.remote.redial import local_dial
@@ -63,13 +67,13 @@ def locate(file: Path | None, run_dir: Path | None) -> Path:
     if not live and not silent:
         raise NoSupervisor("no supervisor is running (and no proctui.toml or Procfile "
                            "here): start one with proctui up, or pass -f FILE or --run-dir")
-    listed = [f"{path} ({hello.get('source') or 'commands'}, pid {hello.get('pid')})"
+    listed = [f"{path} ({hello.source or 'commands'}, pid {hello.pid})"
               for path, hello in live] + [f"pid {e.pid} (not answering)" for e in silent]
     raise NoSupervisor(f"{len(listed)} supervisors are running; pick one with --run-dir: "
                        f"{'; '.join(listed)}")
 
 
-def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, dict[str, Any]]]:
+def running(silent: list[NotAnswering] | None = None) -> list[tuple[Path, Hello]]:
     """Every supervisor of ours that answers, with its hello; those that do not answer
     go to ``silent``."""
     root = default_run_dir(Path("/")).parent
@@ -158,15 +162,15 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
         for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
             out.write(piece + "\n")
     hello, state = conn.hello, conn.state
-    up = duration(time.time() - float(hello.get("started") or time.time()))
-    consoles = int(state.get("consoles") or 0)
+    up = duration(time.time() - (hello.started or time.time()))
+    consoles = state.consoles
     # Its own console (proctui run) is no client: "0 consoles attached" beside it read
     # as if nobody were looking.
     attached = f"{consoles} console{'s' if consoles != 1 else ''} attached"
-    words = [f"supervisor pid {hello.get('pid')}, up {up}", f"run dir {hello.get('run_dir')}",
-             f"its own console and {attached}" if hello.get("console") else attached]
-    if state.get("shutting_down"):
-        why = state.get("shutdown_why")
+    words = [f"supervisor pid {hello.pid}, up {up}", f"run dir {hello.run_dir}",
+             f"its own console and {attached}" if hello.console else attached]
+    if state.shutting_down:
+        why = state.shutdown_why
         words.append("stopping everything" + (f" ({why})" if why else ""))
     for piece in wrap_words(clean(" · ".join(words)), columns, 2):
         out.write(piece + "\n")
@@ -176,33 +180,28 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-def troubles(state: dict[str, Any]) -> list[str]:
-    """What keeps the supervisor from keeping a promise (a full disk), from its state:
-    a list of strings, whatever an older or hostile supervisor sent."""
-    got = state.get("troubles")
-    if not isinstance(got, list):
-        return []
-    return [str(t)[:500] for t in got[:10] if isinstance(t, str)]
+def troubles(state: State) -> list[str]:
+    """What keeps the supervisor from keeping a promise (a full disk)."""
+    return list(state.troubles)
 
 
 # -- commands on processes -------------------------------------------------------------
 
 
-def act(conn: Connection, op: str, names: tuple[str, ...], out: TextIO,
-        by: float | None = None) -> int:
-    """Send the table's ``op`` for each name; 0 when every one acted, 1 when the core
-    said no to one."""
+def act(conn: Connection, make: Callable[[str], Request[Done]], names: tuple[str, ...],
+        out: TextIO, verb: str) -> int:
+    """Send the request ``make`` gives for each name; 0 when every one acted, 1 when
+    the core said no to one."""
     known = conn.names
     for name in names:
         if name not in known:
             raise UnknownProcess(name, known)
     status = 0
     for name in names:
-        request = commands.Extend(name, by) if op == "extend" else commands.BY_NAME[op](name)
-        reply = conn.call(request)
-        if reply.fault is commands.Fault.UNKNOWN_NAME:
+        reply = conn.call(make(name))
+        if reply.fault is Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, known)
-        out.write(clean(reply.text or f"{op} {name}: done") + "\n")
+        out.write(clean(reply.text or f"{verb} {name}: done") + "\n")
         if not reply.ok:
             status = 1
     return status
@@ -232,13 +231,15 @@ class Down:
         self.conn = conn
         self.core = core = RemoteCore(conn, replay=0, kind="down")
         self.news = threading.Event()
-        core.listen(self.news.set)
-        self.printer = Printer(core.names or ["proctui"], out, use_colour(out))
+        core.output.listen(self.news.set)
+        names = core.snapshot().names
+        self.names = names
+        self.printer = Printer(names or ["proctui"], out, use_colour(out))
         # Where each pane's new lines begin; known once its first lines arrive (the
         # supervisor numbers them, and only lines from now on are sent).
-        self.seen: dict[str, int | None] = {name: None for name in core.names}
+        self.seen: dict[str, int | None] = {name: None for name in names}
         # Each stop's own notices come first; a countdown line only after 5 s of quiet.
-        self.last_said = dict.fromkeys(core.names, time.monotonic())
+        self.last_said = dict.fromkeys(names, time.monotonic())
         self.interrupts = 0
         self.ladder = Ladder(start=Rung.KILL)  # down has asked for the stop already
         self.said_quiet = False
@@ -247,40 +248,47 @@ class Down:
         core, printer = self.core, self.printer
         previous = signal.signal(signal.SIGINT, self._on_interrupt)
         try:
-            core.set_interactive(False)
-            reply = core.stop_all(why=Why.DOWN).result(timeout=30)
-            printer.say(f"stopping everything (supervisor pid {self.conn.hello.get('pid')})"
+            core.send(SetInteractive(False))
+            reply = core.send(StopAll(why=Why.DOWN.value)).result(timeout=30)
+            printer.say(f"stopping everything (supervisor pid {self.conn.hello.pid})"
                         + ("" if reply.ok else f": {reply.text}"))
             handled = 0
-            while not core.all_ended() and core.gone is None:
+            while not self._over():
                 self.news.wait(1.0)
                 self.news.clear()
-                core.changes()
+                core.output.changes()
                 self._print_new()
                 self._countdowns()
                 if self.interrupts > handled:
                     handled = self.interrupts
                     if self._interrupted(handled):
                         break
-            if core.all_ended():
+            if core.snapshot().all_ended:
                 self._until_exited()
             self._print_new()
         finally:
             signal.signal(signal.SIGINT, previous)
         status = 1
-        if core.not_answering is not None and not core.all_ended():
+        snap = core.snapshot()
+        link = snap.link
+        if link is not None and link.not_answering is not None and not snap.all_ended:
             printer.finish(2.0)
             core.close()
-            raise core.not_answering  # one line, exit status 2
-        if not core.all_ended():
-            printer.say(core.gone or "stopped watching before everything had ended")
+            raise NoSupervisor(link.not_answering)  # one line, exit status 2
+        if not snap.all_ended:
+            printer.say((link.gone if link is not None else None)
+                        or "stopped watching before everything had ended")
         else:
-            lines, status = summary(core)
+            lines, status = summary(snap)
             for line in lines:
                 printer.say(line)
         printer.finish(2.0)
         core.close()
         return status
+
+    def _over(self) -> bool:
+        snap = self.core.snapshot()
+        return snap.all_ended or (snap.link is not None and snap.link.gone is not None)
 
     def _until_exited(self) -> None:
         """Everything has ended; the supervisor now sends what is final (the last lines
@@ -290,25 +298,33 @@ class Down:
         from proctui.core.os.procfs import read_stat
 
         deadline = time.monotonic() + EXIT_WAIT
-        while self.core.gone is None and time.monotonic() < deadline and \
-                self.interrupts == 0:
+        while not self._gone() and time.monotonic() < deadline and self.interrupts == 0:
             self.news.wait(0.1)
             self.news.clear()
             self._print_new()
-        pid = self.conn.hello.get("pid") if self.conn.local else None  # (not ours to see)
+        pid = self.conn.hello.pid if self.conn.local else None  # (not ours to see)
         while isinstance(pid, int) and time.monotonic() < deadline and self.interrupts == 0:
             st = read_stat(pid)
             if st is None or not st.live:
                 break
             time.sleep(0.02)
 
+    def _gone(self) -> bool:
+        link = self.core.snapshot().link
+        return link is not None and link.gone is not None
+
     def _on_interrupt(self, _signum: int, _frame: object) -> None:
         self.interrupts += 1
         self.news.set()
 
     def _print_new(self) -> None:
-        for name in self.core.names:
-            buf = self.core.buffer(name)
+        """What every process printed since the last look, and proctui's notices, in the
+        order they happened across processes (by the supervisor's order of appends):
+        printed a process at a time, db's SIGTERM came before web's end that had come
+        first."""
+        got: list[tuple[int, int, str, str, int]] = []  # (order, n, name, line, stream)
+        for name in self.names:
+            buf = self.core.output.buffer(name)
             mark = buf.mark()
             start = self.seen[name]
             if start is None:
@@ -317,17 +333,20 @@ class Down:
                 start = mark.first
             if mark.total == start:
                 continue
-            got = buf.read(start)
-            self.seen[name] = got.first + len(got.lines)
-            if got.dropped:
-                self.printer.say(f"{got.dropped} lines of output not shown: this reader "
+            part = buf.read(start)
+            self.seen[name] = part.first + len(part.lines)
+            if part.dropped:
+                self.printer.say(f"{part.dropped} lines of output not shown: this reader "
                                  "fell behind", name)
-            for line, stream in zip(got.lines, got.streams, strict=False):
-                if stream == Stream.PROCTUI:
-                    self.printer.say(line, name)
-                    self.last_said[name] = time.monotonic()
-                else:
-                    self.printer.lines(name, [line])
+            for i, (line, stream) in enumerate(zip(part.lines, part.streams, strict=False)):
+                got.append((stamp_at(part.stamps, i), len(got), name, line, stream))
+        got.sort()  # (stable within a process: the running count breaks ties)
+        for _order, _n, name, line, stream in got:
+            if stream == Stream.PROCTUI:
+                self.printer.say(line, name)
+                self.last_said[name] = time.monotonic()
+            else:
+                self.printer.lines(name, [line])
 
     def _countdowns(self) -> None:
         now = time.monotonic()
@@ -342,7 +361,7 @@ class Down:
                                  "countdown until it answers")
             return
         self.said_quiet = False
-        for view in self.core.views():
+        for view in self.core.snapshot().views:
             if view.phase.stopping and \
                     now - self.last_said.get(view.name, 0.0) >= COUNTDOWN_EVERY:
                 self.last_said[view.name] = now
@@ -356,7 +375,7 @@ class Down:
         if rung is not Rung.ABANDON:
             return False
         deadline = time.monotonic() + 2.0
-        while not core.all_ended() and core.gone is None and time.monotonic() < deadline:
+        while not self._over() and time.monotonic() < deadline:
             time.sleep(0.05)
         return True
 
@@ -384,4 +403,5 @@ def attach(conn: Connection, refresh_hz: float | None, read_only: bool = False,
     finally:
         core.close()  # the link it holds now (a dial's child too), and its reader thread
     # The console has said the one line already; a silent supervisor is exit status 2.
-    return 2 if core.not_answering is not None else status
+    link = core.snapshot().link
+    return 2 if link is not None and link.not_answering is not None else status

@@ -1,11 +1,13 @@
-"""``proctui events``: what changes in a running supervisor, one line per change, for
+"""``proctui events``: what happens in a running supervisor, one line per event, for
 scripts that watch (``--json``) and for people (text).
 
-Built on the views and the state the supervisor pushes (at most 20 times a second): each
-push is compared with the one before, so nothing is polled. A state that lasted less than
-a push can be skipped; a restart is never lost (``restarts`` carries the count), nor an
-outcome (each run's end is a new ``ended_at``). The JSON schema (``"schema": 1``) is
-documented in the README; fields are only ever added within one schema number.
+Read from the supervisor's record of its own transitions (its journal, each entry with a
+sequence number: ``commands.event_log``), never from comparing two pushed views: what
+happens between two pushes (a restart and its outcome, a process a reload added and
+removed) is there all the same, in the order it happened, once. The pushes only say
+when there is something new to ask for. A reconnecting reader would ask from its last
+number and lose nothing. The JSON schema (``"schema": 1``) is documented in the README;
+fields are only ever added within one schema number.
 """
 
 from __future__ import annotations
@@ -20,80 +22,107 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from proctui.core.life.stop import Phase
+from proctui.commands.event_log import ReadEvents
 from proctui.core.output.text import clean
-from proctui.core.view import ProcessView
-from proctui.frontends.answers import outcome_json, state
-from proctui.protocol.commands import Hello
+from proctui.core.store.kinds import Kind
+from proctui.frontends.answers import state
+from proctui.protocol import pushes
+from proctui.protocol.link import Greet
 from proctui.remote.client import Connection
 
 SCHEMA = 1
 KINDS = ("hello", "state", "started", "restart", "ready", "outcome", "decision-pending",
-         "decision-answered", "shutdown-begun", "shutdown-ended", "end")
+         "decision-answered", "shutdown-begun", "shutdown-ended", "reload", "lost", "end")
 
 
-def _event(kind: str, name: str | None = None, **fields: Any) -> dict[str, Any]:
-    return {"schema": SCHEMA, "event": kind, "time": round(time.time(), 3), "name": name,
+def _event(kind: str, name: str | None = None, at: float | None = None,
+           **fields: Any) -> dict[str, Any]:
+    when = at if at is not None else time.time()
+    return {"schema": SCHEMA, "event": kind, "time": round(when, 3), "name": name,
             **fields}
 
 
-def process_changes(old: ProcessView | None, new: ProcessView,
-                    now: float) -> list[dict[str, Any]]:
-    """What changed in one process between two pushes, in the order it happened."""
-    from proctui.frontends.control import detail
+class Transitions:
+    """Journal entries become events; each process's state is followed from the hello
+    on, so that a ``state`` line names what it was before."""
 
-    out: list[dict[str, Any]] = []
-    name = new.name
-    if old is None:
+    def __init__(self, states: dict[str, str]) -> None:
+        self.states = dict(states)
+
+    def events(self, e: dict[str, Any]) -> list[dict[str, Any]]:
+        kind, name = e.get("kind"), e.get("name")
+        at = e.get("wall") if isinstance(e.get("wall"), int | float) else None
+        name = name if isinstance(name, str) else None
+        out: list[dict[str, Any]] = []
+        if kind == Kind.START and name is not None:
+            restarts = _int(e.get("restarts"))
+            out.append(_event("started", name, at, pid=e.get("pid"), restarts=restarts))
+            if restarts:
+                out.append(_event("restart", name, at, restarts=restarts, pid=e.get("pid")))
+            out += self._state(name, "running", at, e.get("pid"), "started")
+        elif kind == Kind.READY and name is not None:
+            after = e.get("after")
+            out.append(_event("ready", name, at, pid=None,
+                              after_s=after if isinstance(after, int | float) else None))
+        elif kind == Kind.OUTCOME and name is not None:
+            text = str(e.get("text", ""))
+            outcome = {"kind": e.get("outcome"), "exit_code": e.get("exit_code"),
+                       "signal": e.get("signal"), "after_s": e.get("after"),
+                       "clean": e.get("clean") is True, "text": text}
+            out.append(_event("outcome", name, at, pid=e.get("pid"), outcome=outcome,
+                              restarts=_int(e.get("restarts"))))
+            ended = "failed" if e.get("outcome") == "failed-to-start" else \
+                "abandoned" if e.get("outcome") in ("abandoned", "unkillable", "held",
+                                                    "stop-failed", "kill-failed",
+                                                    "wait-failed") else "ended"
+            out += self._state(name, ended, at, e.get("pid"), text)
+        elif kind == Kind.STOP and name is not None:
+            out += self._state(name, "stopping", at, None, "stop requested")
+        elif kind == Kind.SIGNAL and name is not None and e.get("signal") == "SIGKILL":
+            out += self._state(name, "killing", at, None, "SIGKILL sent")
+        elif kind == Kind.DEADLINE and name is not None and e.get("phase") == "deciding":
+            out.append(_event("decision-pending", name, at, pid=None,
+                              choices="kill|extend|abandon|wait", since_s=0.0))
+            out += self._state(name, "deciding", at, None, "stop timeout reached")
+        elif kind == Kind.DECISION and name is not None:
+            action = str(e.get("action", ""))
+            then = {"kill": "killing", "abandon": "abandoned", "extend": "stopping",
+                    "wait": "stopping"}.get(action, self.states.get(name, ""))
+            out.append(_event("decision-answered", name, at, pid=None, then=then,
+                              action=action))
+            if action in ("extend", "wait"):
+                out += self._state(name, "stopping", at, None, f"decision: {action}")
+        elif kind == Kind.WAITING and name is not None:
+            out += self._state(name, "waiting", at, None, "waiting for its dependencies")
+        elif kind == Kind.SHUTDOWN:
+            out.append(_event("shutdown-begun", None, at, why=e.get("why")))
+        elif kind == Kind.ALL_ENDED:
+            out.append(_event("shutdown-ended", None, at, exit_status=e.get("exit_status")))
+        elif kind == Kind.RELOAD:
+            out.append(_event("reload", None, at, added=_names(e.get("added")),
+                              removed=_names(e.get("removed")),
+                              changed=_names(e.get("changed"))))
+        elif kind == Kind.NOTICE and name is not None and \
+                e.get("text") == "removed from the config (reload)":
+            out += self._state(name, "removed", at, None, "removed from the config")
         return out
-    if new.pid is not None and new.pid != old.pid:
-        out.append(_event("started", name, pid=new.pid, restarts=new.restarts))
-    if new.restarts > old.restarts:
-        out.append(_event("restart", name, restarts=new.restarts, pid=new.pid))
-    if new.ready_at is not None and (old.ready_at != new.ready_at):
-        after = new.ready_at - new.started_at if new.started_at is not None else None
-        out.append(_event("ready", name, pid=new.pid,
-                          after_s=round(after, 3) if after is not None else None))
-    if new.phase is Phase.DECIDING and old.phase is not Phase.DECIDING:
-        since = now - new.decision_since if new.decision_since is not None else 0.0
-        out.append(_event("decision-pending", name, pid=new.pid,
-                          choices="kill|extend|abandon|wait",
-                          since_s=round(max(0.0, since), 3)))
-    if old.phase is Phase.DECIDING and new.phase is not Phase.DECIDING:
-        out.append(_event("decision-answered", name, pid=new.pid, then=state(new)))
-    if new.outcome is not None and (new.outcome, new.ended_at) != (old.outcome, old.ended_at):
-        out.append(_event("outcome", name, pid=new.outcome.pid,
-                          outcome=outcome_json(new.outcome), restarts=new.restarts))
-    before, after_state = state(old), state(new)
-    if before != after_state:
-        out.append(_event("state", name, state=after_state, previous=before, pid=new.pid,
-                          detail=detail(new, now)))
-    return out
 
-
-def state_changes(old: dict[str, Any], new: dict[str, Any],
-                  said: set[str]) -> list[dict[str, Any]]:
-    """The shutdown's beginning (once its reason is known) and its end. ``said`` holds
-    what was already said, so each is said once."""
-    out = []
-    if new.get("shutting_down") and "begun" not in said and (
-            new.get("shutdown_why") or new.get("all_ended")):
-        said.add("begun")
-        out.append(_event("shutdown-begun", why=new.get("shutdown_why")))
-    if new.get("all_ended") and not old.get("all_ended") and new.get("shutting_down") \
-            and "ended" not in said:
-        said.add("ended")
-        out.append(_event("shutdown-ended", exit_status=new.get("exit_status")))
-    return out
+    def _state(self, name: str, new: str, at: float | None, pid: object,
+               detail: str) -> list[dict[str, Any]]:
+        before = self.states.get(name)
+        self.states[name] = new
+        if before == new:
+            return []
+        return [_event("state", name, at, state=new, previous=before, pid=pid,
+                       detail=detail)]
 
 
 def hello(conn: Connection, names: Sequence[str]) -> dict[str, Any]:
     h, st = conn.hello, conn.state
     return _event("hello", supervisor={
-        "pid": h.get("pid"), "version": h.get("version"), "source": h.get("source"),
-        "run_dir": h.get("run_dir"), "started": h.get("started"),
-        "shutting_down": bool(st.get("shutting_down")),
-        "shutdown_why": st.get("shutdown_why")},
+        "pid": h.pid, "version": h.version, "source": h.source, "run_dir": h.run_dir,
+        "started": h.started, "shutting_down": st.shutting_down,
+        "shutdown_why": st.shutdown_why},
         processes=[{"name": v.name, "state": state(v), "pid": v.pid, "restarts": v.restarts}
                    for v in conn.ordered_views() if not names or v.name in names])
 
@@ -107,7 +136,7 @@ def text(event: dict[str, Any]) -> str:
         rows = ", ".join(f"{p['name']} {p['state']}" for p in event["processes"])
         words = f"supervisor pid {sup['pid']} ({sup['source'] or 'commands'}): {rows}"
     elif kind == "state":
-        words = f"{event['previous']} -> {event['state']}: {event['detail']}"
+        words = f"{event['previous'] or 'new'} -> {event['state']}: {event['detail']}"
     elif kind == "started":
         words = f"started, pid {event['pid']}"
     elif kind == "restart":
@@ -121,14 +150,31 @@ def text(event: dict[str, Any]) -> str:
         words = "stop timeout reached: waiting for a decision (proctui kill|extend|" \
                 f"abandon {name})"
     elif kind == "decision-answered":
-        words = f"decision taken: now {event['then']}"
+        words = f"decision taken ({event.get('action') or '?'}): now {event['then']}"
     elif kind == "shutdown-begun":
         words = f"stopping everything ({event['why'] or 'reason unknown'})"
     elif kind == "shutdown-ended":
         words = f"everything has ended (exit status {event['exit_status']})"
+    elif kind == "reload":
+        parts = [f"{what} {', '.join(event[what])}" for what in ("added", "removed", "changed")
+                 if event.get(what)]
+        words = f"config read again: {'; '.join(parts) or 'nothing changed'}"
+    elif kind == "lost":
+        words = f"{event['count']} events are no longer kept by the supervisor"
     else:
-        words = "the supervisor has ended"
+        status = event.get("exit_status")
+        words = "the supervisor has ended" + (f" (exit status {status})"
+                                               if status is not None else
+                                               " before everything had ended")
     return clean(f"{when} {name + ': ' if name else ''}{words}")
+
+
+def _names(value: object) -> list[str]:
+    return [str(x) for x in value] if isinstance(value, list) else []
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _watch_reader(out: TextIO, conn: Connection) -> None:
@@ -159,8 +205,10 @@ def _watch_reader(out: TextIO, conn: Connection) -> None:
 
 
 def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -> int:
-    """Print each change until the supervisor ends (exit status 0); a supervisor that
-    falls silent raises NotAnswering (one line, exit status 2)."""
+    """Print each event until the supervisor ends: exit status 0 when everything had
+    ended (the last line says its exit status), 1 when the supervisor went away before
+    (a crash is no normal end); a supervisor that falls silent raises NotAnswering (one
+    line, exit status 2)."""
     from proctui.frontends.control import UnknownProcess
 
     for name in names:
@@ -174,30 +222,34 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -
         out.flush()  # a script reads each line as it comes
 
     _watch_reader(out, conn)
-    conn.send(Hello("events"))  # said what it is: never closed for idleness
+    conn.send(Greet("events"))  # said what it is: never closed for idleness
     say(hello(conn, names))
-    said: set[str] = set()
-    if conn.state.get("shutting_down") and conn.state.get("shutdown_why"):
-        said.add("begun")  # the hello said it
-    views = dict(conn.views)
-    st = dict(conn.state)
+    seen = conn.state.journal_seq  # what the hello already tells
+    follow = Transitions({v.name: state(v) for v in conn.ordered_views()})
+
+    def catch_up() -> None:
+        nonlocal seen
+        while conn.state.journal_seq > seen:
+            page = conn.call(ReadEvents(seen))
+            if not page.ok:
+                return
+            if page.lost:
+                say(_event("lost", None, None, count=page.lost))
+            for entry in page.events:
+                for event in follow.events(entry):
+                    say(event)
+            if page.next <= seen:
+                return
+            seen = page.next
+
+    catch_up()
     while True:
         message = conn.event()
         if message is None:
             break
-        kind = message.get("t")
-        if kind == "views":
-            conn._views(message)
-            now = time.monotonic()
-            for view in conn.ordered_views():
-                for event in process_changes(views.get(view.name), view, now):
-                    say(event)
-            views = dict(conn.views)
-        elif kind == "state":
-            conn.state = message
-            for event in state_changes(st, message, said):
-                say(event)
-            st = dict(message)
+        if conn.keep(pushes.decode(message)):
+            catch_up()
+    st = conn.state
     with contextlib.suppress(OSError, ValueError):
-        say(_event("end", exit_status=st.get("exit_status")))
-    return 0
+        say(_event("end", exit_status=st.exit_status if st.all_ended else None))
+    return 0 if st.all_ended else 1

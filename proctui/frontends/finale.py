@@ -12,22 +12,23 @@ from typing import TYPE_CHECKING
 from proctui.frontends.policy import summary
 
 if TYPE_CHECKING:
+    from proctui.commands.api import Core
     from proctui.core.store.rundir import RunDir
-    from proctui.core.supervisor import Supervisor
 
 SUMMARY = "summary.txt"
 
 
-def keep_summary(run_dir: RunDir | None, core: Supervisor, *,
+def keep_summary(run_dir: RunDir | None, core: Core, *,
                  terminal_gone: bool | None = None) -> None:
     """Write the summary to RUN_DIR/summary.txt (whole, replacing the last run's); also
     to supervisor.log when ``terminal_gone`` (default: the shutdown began with a
     hangup). Never raises: a full disk loses the file, not the exit."""
     if run_dir is None or run_dir.fd is None:
         return
-    lines, status = summary(core)
+    snapshot = core.snapshot()
+    lines, status = summary(snapshot)
     when = time.strftime("%Y-%m-%d %H:%M:%S")
-    why = core.shutdown_why
+    why = snapshot.shutdown_why
     head = f"proctui pid {os.getpid()} ended {when}, exit status {status}" + (
         f" (the shutdown began: {why})" if why else "")
     text = "\n".join([head, *lines]) + "\n"

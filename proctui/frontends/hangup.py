@@ -19,7 +19,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from proctui.core.api import Core
+from proctui.commands.api import Core
+from proctui.commands.interactive import SetInteractive
+from proctui.commands.notice import Notice
+from proctui.commands.stop_all import StopAll
 from proctui.core.life.stages import Why
 
 POLL = 0.05
@@ -29,12 +32,17 @@ GRACE = 3.0  # seconds the console gets to close by itself once everything has e
 class Guard:
     def __init__(self, core: Core, on_lost: Callable[[str, bool], None],
                  cleanup: Callable[[], None], *, detach: bool = False,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None,
+                 go_on: Callable[[str], int] | None = None) -> None:
         self.core = core
         self.on_lost = on_lost  # (why, detached)
         self.cleanup = cleanup
         self.detach = detach
         self.log = log or (lambda _text: None)
+        # The detached supervisor's loop and exit work (proctui.daemon.go_on_detached):
+        # given why the terminal went, it supervises until everything is stopped and
+        # returns the exit status.
+        self.go_on = go_on
         self.closed = threading.Event()  # the console closed by itself
         self.lost: str | None = None
         self.detached = False
@@ -47,17 +55,17 @@ class Guard:
 
     def trigger(self, why: str) -> None:
         """Stop everything with nobody asked: an "ask" acts as a kill. Called from a
-        signal handler too: it takes no lock of its own."""
+        signal handler too: sending takes no lock."""
         if self._stopping:
             return
         self._stopping = True
-        self.core.set_interactive(False)
-        self.core.stop_all(why=Why.SIGTERM if why == "SIGTERM" else Why.HANGUP)
+        self.core.send(SetInteractive(False))
+        self.core.send(StopAll(why=(Why.SIGTERM if why == "SIGTERM" else Why.HANGUP).value))
         if self.lost is None:
             self.lost = why
             self.on_lost(why, False)
         else:
-            self.log(f"received {why}: stopping everything")
+            self.core.send(Notice(f"received {why}: stopping everything"))
         self._lost.set()
 
     def hangup(self, why: str) -> None:
@@ -82,31 +90,37 @@ class Guard:
                 self._supervise_detached()  # ends proctui
             finally:
                 self.finished.set()
-        while not self.core.all_ended():
+        while not self.core.snapshot().all_ended:
             time.sleep(POLL)
         if self.closed.wait(GRACE):
             return
-        status = self.core.exit_status()
+        status = self.core.snapshot().exit_status
         with contextlib.suppress(Exception):
             self.cleanup()
         os._exit(status)
 
-
     def _supervise_detached(self) -> None:
-        """Go on without a terminal until someone stops everything (proctui down, a
-        console's "stop everything", SIGTERM); then log the summary and exit."""
-        _quiet_terminal()
+        """Go on without a terminal, as the detached supervisor does, until someone stops
+        everything (proctui down, a console's "stop everything", SIGTERM); its exit work
+        done (summary, drainers for what is left running), end proctui."""
         what = self.lost or ""
+        if self.go_on is not None:
+            status = self.go_on(what)
+            os._exit(status)
+        _quiet_terminal()
         if not what.startswith("the terminal"):  # (a signal's name: SIGHUP)
             what = f"the terminal went away ({what})"
         self.log(f"{what}: detached (on_hangup = \"detach\"); every process goes on under "
                  f"pid {os.getpid()}")
         core = self.core
-        while not (core.all_ended() and (core.shutting_down or core.crash)):
+        while True:
+            snap = core.snapshot()
+            if snap.all_ended and (snap.shutting_down or snap.crash):
+                break
             time.sleep(POLL * 4)
         from proctui.frontends.policy import summary
 
-        lines, status = summary(core)
+        lines, status = summary(core.snapshot())
         for line in lines:
             self.log(line)
         with contextlib.suppress(Exception):
@@ -126,10 +140,10 @@ def _quiet_terminal() -> None:
 
 @contextlib.contextmanager
 def handled(core: Core, on_lost: Callable[[str, bool], None], cleanup: Callable[[], None],
-            *, detach: bool = False, log: Callable[[str], None] | None = None) -> \
-        Iterator[Guard]:
+            *, detach: bool = False, log: Callable[[str], None] | None = None,
+            go_on: Callable[[str], int] | None = None) -> Iterator[Guard]:
     """While inside, SIGTERM triggers the guard, and SIGHUP hangs it up."""
-    guard = Guard(core, on_lost, cleanup, detach=detach, log=log)
+    guard = Guard(core, on_lost, cleanup, detach=detach, log=log, go_on=go_on)
 
     def handler(signum: int, _frame: object) -> None:
         if signum == signal.SIGHUP:
@@ -173,10 +187,10 @@ def watch_terminal(driver: object, on_lost: Callable[[str], None]) -> None:
 def finish_stop(core: Core) -> None:
     """The console ended without finishing the stop (it crashed, or the terminal went
     away): finish it here, bounded by the same timeouts, with nobody asked."""
-    if core.all_ended():
+    if core.snapshot().all_ended:
         return
-    core.set_interactive(False)
-    core.stop_all()
+    core.send(SetInteractive(False))
+    core.send(StopAll())
     from proctui.frontends.policy import Ladder, Rung, climb  # not before the first frame
 
     # Before Textual owns the terminal a ctrl+c is a SIGINT: the first one brought us
@@ -185,7 +199,7 @@ def finish_stop(core: Core) -> None:
     ladder.press()
     while True:
         try:
-            if core.all_ended():
+            if core.snapshot().all_ended:
                 return
             time.sleep(POLL)
         except KeyboardInterrupt:

@@ -24,12 +24,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from proctui.commands.interactive import SetInteractive
+from proctui.commands.interrupt import Interrupt
+from proctui.commands.notice import Notice as SayNotice
+from proctui.commands.stop_all import StopAll
+from proctui.commands.trouble import Trouble
 from proctui.config import ProcessSpec
 from proctui.core.life.stages import Why
 from proctui.core.output.events import Dropped, EventQueue, Notice, Output
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
-from proctui.frontends.policy import Ladder, Rung, climb, summary
+from proctui.frontends.policy import summary
 from proctui.frontends.printer import Printer, use_colour
 from proctui.frontends.report import still_stopping
 from proctui.frontends.writer import DRAIN_MOST, Writer
@@ -41,7 +46,6 @@ POLL = 0.1  # while something stops; output and notices wake the loop at once an
 POLL_IDLE = 5.0
 EXIT_GRACE = 2.0  # seconds a reader may take nothing at exit (60 s at most in all)
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_WHY = {signal.SIGINT: Why.SIGINT, signal.SIGTERM: Why.SIGTERM, signal.SIGHUP: Why.HANGUP}
 
 
 class HeadlessRunner:
@@ -50,8 +54,11 @@ class HeadlessRunner:
                  started: Callable[[], object] | None = None,
                  closing: Callable[[], object] | None = None,
                  tick: Callable[[], object] | None = None,
-                 output_name: str = "its output") -> None:
+                 output_name: str = "its output", already_started: bool = False,
+                 signals: bool = True) -> None:
         self.sup = supervisor
+        self.already_started = already_started  # a console's, going on detached
+        self.signals = signals  # install its own handlers (False: someone else's are in)
         self.output_name = output_name  # what the output is, in the trouble's words
         self.stop_after = stop_after
         self.linger = linger
@@ -60,7 +67,6 @@ class HeadlessRunner:
         self.tick = tick  # about once a second (the detached supervisor rotates its log)
         self.events = events
         self.printer = printer
-        self._ladder = Ladder()
         self._exit_now = False  # the last rung: abandoned, exit
         self._summary_lines: list[str] = []
         self._finishing = False
@@ -75,13 +81,15 @@ class HeadlessRunner:
         self._last_look = 0.0
 
     def run(self) -> int:
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED}
-        if self.linger:
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED} \
+            if self.signals else {}
+        if self.linger and self.signals:
             # Not SIG_IGN: that would be inherited by every process we start.
             signal.signal(signal.SIGHUP, self._on_hangup)
         timer = None
         try:
-            self.sup.start()
+            if not self.already_started:
+                self.sup.start()
             if self.started is not None:
                 self.started()
             started = time.monotonic()
@@ -91,19 +99,23 @@ class HeadlessRunner:
                 timer = threading.Timer(self.stop_after, self._on_stop_after)
                 timer.daemon = True
                 timer.start()
-            abandoned_all = False
             while True:
                 self._drain(self._poll(started))
-                abandoned_all = self._exit_now
                 self._check_reader()
                 self._countdowns()
-                if abandoned_all or (self.sup.all_ended() and (
-                        not self.linger or self.sup.shutting_down or self.sup.crash)):
+                snap = self.sup.snapshot()
+                if snap.abandoned_all:
+                    # The last rung of the ladder (decided in the core): everything left
+                    # is abandoned, and proctui exits at once.
+                    self._exit_now = True
+                    self._hurry("received SIGINT again")
                     break
-            if abandoned_all:
+                if snap.all_ended and (not self.linger or snap.shutting_down or snap.crash):
+                    break
+            if self._exit_now:
                 # Let the abandon outcomes reach us before we print the summary.
                 deadline = time.monotonic() + 2.0
-                while not self.sup.all_ended() and time.monotonic() < deadline:
+                while not self.sup.snapshot().all_ended and time.monotonic() < deadline:
                     self._drain(0.02)
             self._drain(0)
             status = self._summary()
@@ -134,7 +146,7 @@ class HeadlessRunner:
 
     def _poll(self, started: float) -> float:
         """How long to wait for news: idle, a second (the queue wakes on any event)."""
-        if self._stopping or self.sup.shutting_down:
+        if self._stopping or self.sup.snapshot().shutting_down:
             return POLL
         if self.stop_after is not None:
             return max(0.0, min(POLL_IDLE, started + self.stop_after - time.monotonic()))
@@ -143,8 +155,8 @@ class HeadlessRunner:
     def _on_stop_after(self) -> None:
         if not self._stopping:
             self._stopping = True
-            self.sup.notice(f"--stop-after {self.stop_after:g}s: stopping everything")
-            self.sup.stop_all(why=Why.STOP_AFTER)
+            self.sup.send(SayNotice(f"--stop-after {self.stop_after:g}s: stopping everything"))
+            self.sup.send(StopAll(why=Why.STOP_AFTER.value))
 
     def _finish(self) -> None:
         """Wait for the reader to take the rest, then say on stderr what it did not, and
@@ -183,7 +195,7 @@ class HeadlessRunner:
         out = self.printer.out
         if self._exit_now or (isinstance(out, Writer) and out.hurry):
             return True
-        if isinstance(out, Writer) and self.sup.all_ended():
+        if isinstance(out, Writer) and self.sup.snapshot().all_ended:
             now = time.monotonic()
             if self._ended_at is None:
                 self._ended_at = now
@@ -193,40 +205,23 @@ class HeadlessRunner:
         return False
 
     def _on_signal(self, signum: int, _frame: object) -> None:
-        # Acted on here, at once: the main loop may be printing a long backlog to a slow
-        # reader (a second ctrl+c killed 5.6 s late behind one). The command API only
-        # queues a call, so this is safe here (no lock), and it is kept even if the core
-        # has not finished starting. What was done is said by the core too, first: in
-        # order with the notices of the stop it begins, whatever the reader's pace.
+        # Sent at once, from here: the main loop may be printing a long backlog to a slow
+        # reader (a second ctrl+c killed 5.6 s late behind one). Sending takes no lock, so
+        # this is safe here, and it is kept even if the core has not finished starting.
+        # The ladder (once: stop; twice: kill; thrice: abandon, name every pid left
+        # running, exit 3) is the core's: decided in order with everything else it takes,
+        # at whatever moment of a start of thousands the signal comes.
         name = signal.Signals(signum).name
-        if self._finishing or (self.sup.all_ended() and (
-                not self.linger or self.sup.shutting_down)):
+        snap = self.sup.snapshot()
+        if self._finishing or (snap.all_ended and snap.launched and (
+                not self.linger or snap.shutting_down)):
             # Nothing left to stop: it only waits for the reader (a backlog at 300 KB/s
             # kept it 226 s, a SIGTERM adding a line at the end). Waiting ends here. (A
             # detached supervisor whose processes all ended stays until it is stopped.)
             self._hurry(f"received {name}")
             return
-        if self.linger and not self._stopping:
-            self.sup.set_interactive(False)  # as headless: nobody is asked any more
-        if self._ladder.presses == 0:  # the first signal of any kind: the stop
-            self._ladder.press()
-            self.sup.notice(self._ladder.words(Rung.STOP, f"received {name}"))
-            if not self._stopping:
-                self._stopping = True
-                self.sup.stop_all(why=_WHY.get(signum, Why.OPERATOR))
-        elif signum == signal.SIGINT and not self._exit_now:
-            rung = self._ladder.press()
-            if rung is Rung.ABANDON:
-                left = ", ".join(f"{v.name} pid {v.pid}" for v in self.sup.views()
-                                 if v.alive and v.pid) or "nothing"
-                self.sup.notice(f"{self._ladder.words(rung, 'received SIGINT')} ({left}) "
-                                "and exiting")
-                self.sup.abandon_all()
-                self._hurry("received SIGINT again")
-                self._exit_now = True
-            else:
-                self.sup.notice(self._ladder.words(rung, "received SIGINT"))
-                climb(self.sup, rung)
+        self._stopping = True
+        self.sup.send(Interrupt(name))
 
     def _on_hangup(self, _signum: int, _frame: object) -> None:
         self._hangups += 1  # a detached supervisor has no terminal to lose: noted, no more
@@ -238,10 +233,10 @@ class HeadlessRunner:
             return
         self._said_broken = True
         # Nobody reads us any more: like a hangup, stop everything per policy.
-        self.sup.set_interactive(False)
+        self.sup.send(SetInteractive(False))
         if not self._stopping:
             self._stopping = True
-            self.sup.stop_all(why=Why.HANGUP)
+            self.sup.send(StopAll(why=Why.HANGUP.value))
         with contextlib.suppress(OSError):
             os.write(2, f"proctui: output {broken}: stopping everything\n".encode())
 
@@ -257,11 +252,11 @@ class HeadlessRunner:
         first = self._trouble is None
         self._trouble = failing
         if failing is None:
-            self.sup.trouble(self.output_name, None)
+            self.sup.send(Trouble(self.output_name, None))
             return
         text = (f"{self.output_name} not written: {failing} (its lines are lost until "
                 "there is room; supervision goes on)")
-        self.sup.trouble(self.output_name, text)
+        self.sup.send(Trouble(self.output_name, text))
         if first and not self.linger:  # a detached supervisor's stderr is the same log
             with contextlib.suppress(OSError):
                 os.write(2, f"proctui: {text}\n".encode())
@@ -294,7 +289,7 @@ class HeadlessRunner:
             self._say(f"received SIGHUP ({self._hangups}x): ignored, a detached "
                              "supervisor goes on (SIGTERM or proctui down stops it)")
             self._hangups = 0
-        for view in self.sup.views():
+        for view in self.sup.snapshot().views:
             if not view.phase.stopping:
                 continue
             if now - self._last_countdown.get(view.name, 0.0) < COUNTDOWN_EVERY:
@@ -308,7 +303,7 @@ class HeadlessRunner:
         self.events.put_notice(name, text)
 
     def _summary(self) -> int:
-        lines, status = summary(self.sup)
+        lines, status = summary(self.sup.snapshot())
         self._summary_lines = lines
         for line in lines:
             self.printer.say(line)
@@ -321,7 +316,9 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         ready: Callable[[str | None], object] | None = None,
         tick: Callable[[], object] | None = None,
         reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
-        output_trouble: str | None = None) -> int:
+        output_trouble: str | None = None,
+        resume: Callable[[], object] = lambda: None,
+        rebuilt: Callable[[RunDir], None] | None = None) -> int:
     """Run ``specs`` headless until every process has ended (``linger``: until someone
     stops everything); returns the exit status. The control socket is served from start
     to end; ``ready`` is called once every process was launched, with the socket's error
@@ -337,7 +334,7 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
     # A detached supervisor waits for an operator at an "ask" (the next console, or the
     # control commands, answers); a plain headless run has nobody to ask.
     sup = Supervisor(specs, events=events, interactive=linger, run_dir=run_dir,
-                     leftover_defaults=leftover_defaults)
+                     leftover_defaults=leftover_defaults, reload_from=reload_from)
     sink: TextIO | Writer = stream
     if out is None:
         with contextlib.suppress(AttributeError, OSError, ValueError):
@@ -345,18 +342,16 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake(),
                           on_trouble=lambda _why: events.wake())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
-    control = Listener(sup, run_dir, source, reload_from)
+    control = Listener(sup, run_dir, source, on_serve=resume)
 
     def started() -> None:
-        from proctui.startup import resume
-
         resume()  # started: every process is launched
         # Served when a client first connects: a short run never loads the server.
         error = control.bind(on_knock=True)
         if error is not None and linger:
             # Nobody could ever attach to it, or stop it but by a signal: do not stay.
-            sup.set_interactive(False)
-            sup.stop_all()
+            sup.send(SetInteractive(False))
+            sup.send(StopAll())
         if ready is not None:
             ready(error)
         if upstream is not None:
@@ -371,6 +366,10 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         if upstream is not None:
             upstream.close()
 
+    if rebuilt is not None:
+        from proctui.remote import heal
+
+        heal.REBUILT.append(rebuilt)  # the run directory made again: the log follows
     runner = HeadlessRunner(sup, events, printer, stop_after, linger=linger, started=started,
                           closing=closing, tick=tick,
                           output_name="supervisor.log" if linger else "standard output")

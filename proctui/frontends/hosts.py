@@ -49,11 +49,11 @@ def ask(host: str, dial: Callable[[], Connection], as_json: bool) -> Answer:
         rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now))
                 for v in conn.ordered_views()]
         hello, state = conn.hello, conn.state
-        up = duration(time.time() - float(hello.get("started") or time.time()))
-        consoles = int(state.get("consoles") or 0)
-        footer = (f"{host}: supervisor pid {hello.get('pid')}, up {up} · run dir "
-                  f"{hello.get('run_dir')} · {consoles} console{'s' if consoles != 1 else ''}"
-                  " attached" + (" · stopping everything" if state.get("shutting_down")
+        up = duration(time.time() - (hello.started or time.time()))
+        consoles = state.consoles
+        footer = (f"{host}: supervisor pid {hello.pid}, up {up} · run dir "
+                  f"{hello.run_dir} · {consoles} console{'s' if consoles != 1 else ''}"
+                  " attached" + (" · stopping everything" if state.shutting_down
                                  else ""))
         return Answer(host, rows=rows, footer=footer)
     finally:

@@ -10,9 +10,11 @@ from typing import TextIO
 
 from proctui.core.output.lines import Stream
 from proctui.core.output.text import clean
+from proctui.core.reply import Fault
 from proctui.frontends.control import UnknownProcess
 from proctui.frontends.words import run_mark
-from proctui.protocol import commands
+from proctui.protocol import pushes
+from proctui.protocol.link import Tail, Watch
 from proctui.remote.client import Connection
 
 
@@ -20,7 +22,7 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     if name not in conn.names:
         raise UnknownProcess(name, conn.names)
     colour = _is_tty(out)
-    page = conn.call(commands.Tail(name, lines=lines))
+    page = conn.call(Tail(name, lines=lines))
     end = page.total  # what was there when asked: a flood cannot keep us paging for ever
     wanted = 0 if lines is None else max(0, page.total - lines)
     if lines is not None and page.ok and page.first > wanted:
@@ -29,13 +31,13 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         _aside(f"{page.first - wanted} of {of} lines of {name} are no longer kept (its "
                "scrollback is smaller)")
     while True:  # a page at a time: the supervisor bounds each reply
-        if page.fault is commands.Fault.UNKNOWN_NAME:
+        if page.fault is Fault.UNKNOWN_NAME:
             raise UnknownProcess(name, conn.names)
         _print_lines(out, page.lines, page.streams, colour)
         if not page.more or page.next >= end or not page.lines:
             break
         asked = page.next
-        page = conn.call(commands.Tail(name, start=asked))
+        page = conn.call(Tail(name, start=asked))
         if page.ok and page.first > asked:
             gone = page.first - asked  # a flood moved the scrollback past us meanwhile
             _aside(f"{gone} line{'s' if gone != 1 else ''} of {name} left the scrollback "
@@ -47,27 +49,31 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     # With acks: over a slow link it prints the lines as the link carries them and,
     # once it is more than two seconds of the link behind, the newest, saying how many
     # it missed (remote/push.py); not what sshd held for it, minutes late.
-    conn.send(commands.Watch([name], start={name: page.next}, acks=True))
+    conn.send(Watch([name], start={name: page.next}, acks=True))
     seen = conn.views.get(name)
     while True:
         message = conn.event()  # raises NotAnswering when the supervisor falls silent
         if message is None:
             return 0  # the supervisor ended
-        if conn.acknowledge(message):
+        push = pushes.decode(message)
+        if isinstance(push, pushes.PushEnd):
+            conn.acknowledge(message)
             continue
-        if message.get("t") == "views":
-            conn._views(message)
+        if isinstance(push, pushes.Views):
+            conn.keep(push)
             now = conn.views.get(name)
             mark = run_mark(seen, now)
             seen = now
             if mark:
                 out.write(clean(f"── {name}: {mark} ──") + "\n")
-        if message.get("t") == "out" and message.get("n") == name:
-            if message.get("d"):
-                out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
-            _print_lines(out, message["l"], _expand(message["s"]), colour)
+        elif isinstance(push, pushes.Out) and push.name == name:
+            if push.dropped:
+                out.write(f"[{push.dropped} lines dropped: this reader fell behind]\n")
+            _print_lines(out, list(push.lines), push.streams, colour)
             with contextlib.suppress(OSError, ValueError):
                 out.flush()
+        else:
+            conn.keep(push)
 
 
 def _aside(words: str) -> None:
@@ -81,10 +87,6 @@ def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool
             if stream != Stream.PROCTUI]
     if text:
         out.write("\n".join(text) + "\n")
-
-
-def _expand(runs: list[list[int]]) -> list[int]:
-    return [s for s, count in runs for _ in range(count)]
 
 
 def _is_tty(out: TextIO) -> bool:

@@ -1,14 +1,18 @@
-"""What every frontend does the same way, written once: the interrupt ladder (once: stop
-everything, twice: kill what is still stopping, thrice: abandon what is left), and the
-summary at the end with the exit status. Headless, ``down``, the console and the hangup
-guard all use these; their countdown lines are ``core.report.still_stopping``."""
+"""What every frontend does the same way, written once: the interrupt ladder of a client
+(``down``, a console before its first frame: once, kill what is still stopping; twice,
+abandon what is left), and the summary at the end with the exit status. A supervisor's
+own ladder (headless, the detached supervisor) is the core's: ``commands.interrupt``."""
 
 from __future__ import annotations
 
 import contextlib
 from enum import Enum
 
-from proctui.core.api import Core
+from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.api import Core
+from proctui.commands.kill_all import KillAll
+from proctui.commands.stop_all import StopAll
+from proctui.core.snapshot import CoreSnapshot
 from proctui.frontends.report import summary_lines
 
 
@@ -48,17 +52,18 @@ class Ladder:
 def climb(core: Core, rung: Rung) -> None:
     """Carry out a rung on the core (never blocks longer than a few seconds)."""
     if rung is Rung.STOP:
-        core.stop_all()
+        core.send(StopAll())
     elif rung is Rung.KILL:
-        core.kill_all()
+        core.send(KillAll())
     else:
         with contextlib.suppress(Exception):
-            core.abandon_all().result(timeout=5.0)
+            core.send(AbandonAll()).result(timeout=5.0)
 
 
-def summary(core: Core) -> tuple[list[str], int]:
-    """The lines every frontend prints at the end, and proctui's exit status."""
-    lines = summary_lines(core.final(), core.views(), core.strays())
-    if core.crash:
-        lines.append(f"internal error: {core.crash}")
-    return lines, core.exit_status()
+def summary(snapshot: CoreSnapshot) -> tuple[list[str], int]:
+    """The lines every frontend prints at the end, and proctui's exit status: both from
+    one snapshot, so the status says what the summary shows."""
+    lines = summary_lines(snapshot)
+    if snapshot.crash:
+        lines.append(f"internal error: {snapshot.crash}")
+    return lines, snapshot.exit_status

@@ -177,12 +177,10 @@ def scan() -> list[RunDirInfo]:
                 else:
                     hello = conn.hello
                     conn.close()
-                    info.pid = _int(hello.get("pid"))
-                    info.source = str(hello.get("source") or "") or None
-                    started = hello.get("started")
-                    info.started = float(started) if isinstance(started, (int, float)) \
-                        else None
-                    info.processes = len(hello.get("names") or [])
+                    info.pid = hello.pid
+                    info.source = hello.source or None
+                    info.started = hello.started or None
+                    info.processes = len(hello.names)
                 found.append(info)
             finally:
                 os.close(fd)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from proctui.core.api import Core
+    from proctui.commands.api import Core
     from proctui.core.supervisor import Supervisor
     from proctui.remote.client import RemoteCore
 

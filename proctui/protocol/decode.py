@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from proctui.protocol.commands import COMMANDS, Request
-from proctui.protocol.replies import Done, Fault, failed
+from proctui.commands import WIRE, Request
+from proctui.core.reply import Done, Fault, failed
+from proctui.protocol.link import LINK
 
 MAX_NAME = 256  # characters in a process name or a client's kind
 MAX_NAMES = 4096  # names in one watch request
@@ -32,7 +33,7 @@ def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
     op = message.get("op")
     if not isinstance(op, str) or not _ASCII_WORD.fullmatch(op):
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {str(op)[:40]!r}")
-    cls = COMMANDS.get(op)
+    cls = WIRE.get(op) or LINK.get(op)
     if cls is None:
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {op!r}")
     hints = _hints(cls)

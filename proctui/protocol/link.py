@@ -1,18 +1,22 @@
-"""The link's own requests, which ask nothing of the supervisor: is it answering, who is
-asking and on what terms, and how far a client has read the pushes (see
-``proctui.remote.push``). Part of the command table (``proctui.protocol.commands``)."""
+"""The link's own requests, which the control socket's server answers itself, asking
+nothing of the core: who is asking and on what terms, what it wants pushed, how far it
+has read the pushes, is the supervisor answering, and a page of a process's scrollback.
+The core's commands are the command table (``proctui.commands``); ``decode`` reads both."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from proctui.protocol.replies import Done, Fault, failed
-from proctui.protocol.request import Simple
+from proctui.commands.base import Request
+from proctui.core.reply import Done, Fault, done_from_wire, failed
+from proctui.protocol.replies import TailPage, int_from_wire
 
 
 @dataclass(frozen=True)
-class Ping(Simple):
+class Ping(Request[Done]):
     """Is the supervisor answering? (``down``, ``logs -f`` and consoles ask while idle.)"""
 
     op = "ping"
@@ -24,7 +28,7 @@ _SSH_CLIENT = r"[0-9A-Za-z.:%_-]{1,64} [0-9]{1,5}"
 
 
 @dataclass(frozen=True)
-class Via(Simple):
+class Via(Request[Done]):
     """Who is asking, and on what terms: ``proctui stdio`` sends it first with the SSH
     client's address ("ADDR PORT", from SSH_CONNECTION), for the journal; a client that
     may only look (``attach --read-only``) sends ``read_only``. Both hold for the rest of
@@ -42,7 +46,7 @@ class Via(Simple):
 
 
 @dataclass(frozen=True)
-class Ack(Simple):
+class Ack(Request[Done]):
     """A client that watches with ``acks`` has read every push up to the one that ended
     with ``{"t": "push", "k": K}``.
 
@@ -57,3 +61,60 @@ class Ack(Simple):
         if self.k < 1:
             return failed(Fault.BAD_VALUE, f"ack: k {self.k} is not a push's number")
         return None
+
+
+@dataclass(frozen=True)
+class Greet(Request[Done]):
+    """What the client is ("console", "down", "logs"): consoles are counted in the state,
+    and a client that says what it is has subscribed (it is never closed for idleness)."""
+
+    op = "hello"
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Watch(Request[Done]):
+    """Stream output (``logs -f``, consoles): of every process ("all") or those named,
+    ``replay`` lines back (None: the whole scrollback), or from line ``start[name]``."""
+
+    op = "watch"
+    output: Literal["all"] | list[str] | None = None
+    replay: int | None = None
+    start: dict[str, int] | None = None
+    acks: bool = False  # it acknowledges each push ("ack"), which bounds what is on the way
+
+    def check(self) -> Done | None:
+        if self.replay is not None and self.replay < 0:
+            return failed(Fault.BAD_VALUE, f"watch: replay {self.replay} is negative")
+        return None
+
+
+@dataclass(frozen=True)
+class Tail(Request[TailPage]):
+    """``logs NAME [-n LINES]``: one page of NAME's scrollback, from line ``start`` or,
+    without it, from ``lines`` lines before the end (None: the oldest line kept)."""
+
+    op = "tail"
+    name: str = ""
+    lines: int | None = None
+    start: int | None = None
+
+    def check(self) -> Done | None:
+        if (self.lines is not None and self.lines < 0) or \
+                (self.start is not None and self.start < 0):
+            return failed(Fault.BAD_VALUE, "tail: lines and start are counts of lines")
+        return None
+
+    def answer(self, d: Mapping[str, Any]) -> TailPage:
+        lines, runs = d.get("lines"), d.get("runs")
+        return TailPage(**done_from_wire(d).__dict__, first=int_from_wire(d.get("first")),
+                        lines=[str(x) for x in lines] if isinstance(lines, list) else [],
+                        runs=[r for r in runs if isinstance(r, list) and len(r) == 2
+                              and all(isinstance(x, int) for x in r)]
+                        if isinstance(runs, list) else [],
+                        next=int_from_wire(d.get("next")), more=d.get("more") is True,
+                        total=int_from_wire(d.get("total")))
+
+
+LINK: dict[str, type[Request[Any]]] = {cls.op: cls for cls in (
+    Ping, Via, Ack, Greet, Watch, Tail)}

@@ -1,81 +1,23 @@
-"""Replies of the control protocol, and the faults that say why a command was not done
-(supervisord's Faults: a code for scripts, words beside it for people)."""
+"""Replies of the control protocol on the wire: every reply is the core's ``Done`` (was
+it done, the words, the fault when not), with what some replies add (a page of a
+process's scrollback, of the journal, of the events)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
-from proctui.core.view import Reply
+from proctui.core.reply import (
+    Done,
+    EventsPage,
+    Fault,
+    JournalPage,
+    done_from_wire,
+    failed,
+)
 
-
-class Fault(Enum):
-    """Why a command was not done, as a code a script can test (supervisord's Faults).
-    The value is the code on the wire; ``words`` says it to a person."""
-
-    UNKNOWN_COMMAND = 1
-    BAD_REQUEST = 2
-    BAD_VALUE = 3
-    UNKNOWN_NAME = 10
-    NOT_RUNNING = 11
-    REFUSED = 20
-    READ_ONLY = 21
-    GONE = 30
-    NOT_ANSWERING = 31
-
-    @property
-    def words(self) -> str:
-        return _WORDS[self]
-
-
-_WORDS = {
-    Fault.UNKNOWN_COMMAND: "no such command",
-    Fault.BAD_REQUEST: "the request is malformed",
-    Fault.BAD_VALUE: "a value is out of range",
-    Fault.UNKNOWN_NAME: "no process by that name",
-    Fault.NOT_RUNNING: "the process is not running",
-    Fault.REFUSED: "the supervisor refused",
-    Fault.READ_ONLY: "this connection is read-only (attach --read-only): it may look, not act",
-    Fault.GONE: "the supervisor has gone away",
-    Fault.NOT_ANSWERING: "the supervisor is not answering",
-}
-
-
-# -- replies ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Done:
-    """Every reply: was it done, the words for the operator, and the fault when not."""
-
-    ok: bool = True
-    text: str = ""
-    fault: Fault | None = None
-
-    def wire(self) -> dict[str, Any]:
-        return {}
-
-    @property
-    def reply(self) -> Reply:
-        return Reply(self.ok, self.text)
-
-
-def failed(fault: Fault, text: str = "") -> Done:
-    return Done(False, text or fault.words, fault)
-
-
-@dataclass(frozen=True)
-class JournalPage(Done):
-    """At most one page of the journal, from entry ``start``; ``next`` asks for the rest."""
-
-    entries: list[dict[str, object]] = field(default_factory=list)
-    next: int = 0
-    more: bool = False
-
-    def wire(self) -> dict[str, Any]:
-        return {"entries": self.entries, "next": self.next, "more": self.more}
+__all__ = ["Done", "EventsPage", "Fault", "JournalPage", "TailPage", "done_from_wire",
+           "encode_reply", "failed", "int_from_wire"]
 
 
 @dataclass(frozen=True)
@@ -107,17 +49,6 @@ def encode_reply(answer: Done, number: object = None) -> dict[str, Any]:
     if number is not None:
         out["id"] = number
     return out
-
-
-def _fault(d: Mapping[str, Any]) -> Fault | None:
-    name = d.get("fault")
-    if not isinstance(name, str):
-        return None if d.get("ok") else Fault.REFUSED
-    return Fault.__members__.get(name, Fault.REFUSED)
-
-
-def done_from_wire(d: Mapping[str, Any]) -> Done:
-    return Done(bool(d.get("ok")), str(d.get("text") or ""), _fault(d))
 
 
 def int_from_wire(value: object, default: int = 0) -> int:

@@ -18,10 +18,12 @@ from proctui.core.life.outcome import ExitStatus, Outcome, OutcomeKind, Reason, 
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.view import ProcessView, Usage
 
-# 2: replies carry a fault code, tail and journal replies are pages, ping; the command
-# table is proctui.protocol.commands. 3: via (who asks: the SSH client, read-only), and
-# the server's monotonic ``now`` and ``boot`` id for clients on another machine.
-VERSION = 3
+# 2: replies carry a fault code, tail and journal replies are pages, ping. 3: via (who
+# asks: the SSH client, read-only), and the server's monotonic ``now`` and ``boot`` id
+# for clients on another machine. 4: the command table is proctui.commands (interrupt,
+# events from a sequence number), pushes are typed (protocol/pushes.py), and the state
+# carries the whole snapshot but its views.
+VERSION = 4
 SOCKET = "control.sock"  # in the run directory
 MAX_LINE = 1 << 20  # bytes in one message; longer lines drop the connection
 _VIEW_FIELDS = [f.name for f in fields(ProcessView)]

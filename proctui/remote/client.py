@@ -2,8 +2,9 @@
 
 ``Connection`` (connection.py) is the plain request-and-answer client of the control
 commands. ``RemoteCore`` is the Core a console or the shutdown printer reads in-process,
-mirrored over the socket by a reader thread: views, state and output buffers; given a
-dial, it makes a dropped link again (redial.py says when to try and when not)."""
+mirrored over the socket by a reader thread: snapshots (views and state), output
+buffers, and commands sent as the command table's requests; given a dial, it makes a
+dropped link again (redial.py says when to try and when not)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,19 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from proctui.commands.base import A, Request
+from proctui.commands.usage import WantUsage
 from proctui.core.doorbell import Doorbell
-from proctui.core.life.outcome import Outcome, Who
-from proctui.core.life.stages import Why
 from proctui.core.output.lines import OutputBuffer
-from proctui.core.view import ProcessView, Reply
-from proctui.protocol import commands, wire
-from proctui.protocol.commands import A
-from proctui.protocol.replies import Fault, encode_reply
+from proctui.core.reply import Fault, failed
+from proctui.core.snapshot import CoreSnapshot, Link
+from proctui.protocol import pushes
+from proctui.protocol.link import Greet, Watch
+from proctui.protocol.replies import encode_reply
 from proctui.remote.connection import (
     ANSWER_TIMEOUT,
     GONE,
@@ -43,6 +46,26 @@ from proctui.remote.redial import (
 __all__ = ["ANSWER_TIMEOUT", "GONE", "READ_ONLY", "RECONNECTING", "Connection",
            "NoSupervisor", "NotAnswering", "Reconnecting", "RemoteCore", "SupervisorEnded",
            "answer_timeout", "local_dial"]
+
+
+class RemoteReader:
+    """The mirrored output buffers, and news of anything new."""
+
+    def __init__(self, buffers: dict[str, OutputBuffer], seq: Callable[[], int],
+                 bell: Doorbell) -> None:
+        self._buffers = buffers
+        self._seq = seq
+        self.bell = bell
+
+    def buffer(self, name: str) -> OutputBuffer:
+        return self._buffers[name]
+
+    def changes(self) -> int:
+        self.bell.rearm()
+        return self._seq()
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        self.bell.listen(callback)
 
 
 class RemoteCore:
@@ -67,11 +90,10 @@ class RemoteCore:
         # Twice the supervisor's scrollback: after a gap, the lines held before it and
         # its marker line age out behind the supervisor's, not at once (see receive).
         self._buffers = {name: OutputBuffer(2 * max(1, int(size))) for name, size in
-                         zip(self.names, hello.get("scrollback", []), strict=False)}
+                         zip(self.names, hello.scrollback, strict=False)}
         for name in self.names:
             self._buffers.setdefault(name, OutputBuffer())
-        self.state: dict[str, Any] = conn.state
-        self.crash: str | None = self.state.get("crash")
+        self.state = conn.state
         self.gone: str | None = None  # why the connection ended
         self.not_answering: NotAnswering | None = None  # ... when that was why
         self.dropped = 0  # lines that left the supervisor's scrollback before we saw them
@@ -84,15 +106,17 @@ class RemoteCore:
         self._closing = threading.Event()
         self._backoff = Backoff()
         self._seq = 0
-        self._futures: dict[int, tuple[Future[Any], commands.Request[Any]]] = {}
+        self._futures: dict[int, tuple[Future[Any], Request[Any]]] = {}
         self._lock = threading.Lock()
         self._bell = Doorbell()
+        self.output = RemoteReader(self._buffers, lambda: self._seq, self._bell)
+        self._snapshot: CoreSnapshot | None = None
         self._thread = threading.Thread(target=self._run, name="proctui-remote",
                                         daemon=True)
         self._thread.start()
-        self._request(commands.Hello(kind))
+        self._request(Greet(kind))
         if output:
-            self._request(commands.Watch("all", replay, acks=True))
+            self._request(Watch("all", replay, acks=True))
 
     @classmethod
     def dialled(cls, dial: Callable[[], Connection], **kw: Any) -> RemoteCore:
@@ -132,11 +156,11 @@ class RemoteCore:
                 message = conn.event()
                 if message is None:
                     # Its goodbye: the last state says everything ended, then it closes.
-                    ended = self.all_ended() or self.dial is None
+                    ended = self.state.all_ended or self.dial is None
                     return (GONE if ended else "the connection closed"), ended, None
-                self._apply(message)
-                if message.get("t") == "error":
-                    return f"the supervisor refused us: {message.get('error')}", True, None
+                refused = self._apply(message)
+                if refused is not None:
+                    return f"the supervisor refused us: {refused}", True, None
         except NotAnswering as e:
             if self.dial is None:
                 self.not_answering = e
@@ -184,22 +208,20 @@ class RemoteCore:
         views.update(conn.views)
         self._views = views
         self.state = conn.state
-        self.crash = self.state.get("crash")
         self._resumed, self._busy = set(self.names), set()  # (the new link's server: none)
-        self._request(commands.Hello(self._kind), internal=True)
+        self._request(Greet(self._kind), internal=True)
         if self._output:
-            self._request(commands.Watch("all", start={
+            self._request(Watch("all", start={
                 name: buf.mark().total for name, buf in self._buffers.items()}, acks=True),
                 internal=True)
         if self._wants_usage:
-            self._request(commands.WantUsage(True), internal=True)
+            self._request(WantUsage(True), internal=True)
         self.links += 1
         self._tell(None)
 
     def _tell(self, link: Reconnecting | None) -> None:
         self.link = link
-        self._seq += 1
-        self._bell.ring()
+        self._changed()
 
     def _end(self, why: str) -> None:
         with self._lock:
@@ -207,110 +229,99 @@ class RemoteCore:
         self.link = None
         self._fail_pending(Fault.GONE if self.not_answering is None else
                            Fault.NOT_ANSWERING, why)
-        self._seq += 1
-        self._bell.ring()
+        self._changed()
 
     def _fail_pending(self, fault: Fault, why: str) -> None:
         with self._lock:
             pending, self._futures = self._futures, {}
         for future, _request in pending.values():
             if not future.done():
-                future.set_result(commands.failed(fault, why))
+                future.set_result(failed(fault, why))
 
-    def _apply(self, m: dict[str, Any]) -> None:
-        kind = m.get("t")
-        if kind == "out":
-            name = m["n"]
-            buf = self._buffers.get(name)
+    def _apply(self, m: dict[str, Any]) -> str | None:
+        """Take one message; a refusal's words when it was one (the link ends)."""
+        push = pushes.decode(m)
+        if isinstance(push, pushes.Out):
+            buf = self._buffers.get(push.name)
             if buf is not None:
-                streams = [s for s, count in m["s"] for _ in range(count)]
-                missed = m.get("d", 0)
+                missed = push.dropped
                 lines = f"{missed} line{'s' if missed != 1 else ''}"
                 note = (f"{lines} missed while the link was down (the supervisor no longer "
-                        "holds them)" if name in self._resumed else
+                        "holds them)" if push.name in self._resumed else
                         f"{lines} not shown: this console fell behind") if missed else None
-                self._resumed.discard(name)
-                buf.receive(m["f"], m["l"], streams, m["o"], m["p"], m["c"], gap=note)
+                self._resumed.discard(push.name)
+                buf.receive(push.first, list(push.lines), push.streams, push.output_total,
+                            push.partial, push.cleared, gap=note, stamps=push.stamps)
                 self.dropped += missed
-                if m.get("q") and self._busy == {name}:
+                if push.quiet and self._busy == {push.name}:
                     self._bell.rearm()  # the burst's end: heard now, not at a planned tick
-                self._busy.discard(name) if m.get("q") else self._busy.add(name)
-        elif self.conn.acknowledge(m):  # read up to here: it may send more (push.py)
-            return
-        elif kind == "views":
-            for d in m["views"]:
-                view = wire.view_from_dict(d)
+                (self._busy.discard if push.quiet else self._busy.add)(push.name)
+        elif isinstance(push, pushes.PushEnd):
+            self.conn.acknowledge(m)  # read up to here: it may send more (push.py)
+            return None
+        elif isinstance(push, pushes.Views):
+            for view in push.views:
                 self._views[view.name] = view
-        elif kind == "state":
-            self.state = m
-            self.crash = m.get("crash")
-        elif kind == "reply":
+        elif isinstance(push, pushes.State):
+            self.state = push
+        elif isinstance(push, pushes.ReplyMessage):
             with self._lock:
-                entry = self._futures.pop(m.get("id", -1), None)
+                entry = self._futures.pop(push.id, None)  # type: ignore[arg-type]
             if entry is not None:
                 future, request = entry
                 future.set_result(request.answer(m))
-            return
-        self._seq += 1
-        self._bell.ring()
-
-    # -- reading state --------------------------------------------------------------------
+            return None
+        elif isinstance(push, pushes.Refused):
+            return push.error
+        self._changed()
+        return None
 
     @property
     def settled(self) -> bool:  # no output still coming, as the last pushes said
         return not self._busy
 
-    def views(self) -> list[ProcessView]:
-        views = self._views
-        return [views[n] for n in self.names if n in views]
+    def _changed(self) -> None:
+        self._snapshot = None
+        self._seq += 1
+        self._bell.ring()
 
-    def buffer(self, name: str) -> OutputBuffer:
-        return self._buffers[name]
+    # -- the three doors --------------------------------------------------------------
 
-    def changes(self) -> int:
-        self._bell.rearm()
-        return self._seq
+    def snapshot(self) -> CoreSnapshot:
+        """The supervisor's latest views and state, and how the link stands."""
+        snap = self._snapshot
+        if snap is None:
+            views = self._views
+            link = self.link
+            pid = self.conn.hello.pid
+            where = f"supervisor pid {pid}" + ("" if self.conn.local else
+                                              f" on {self.conn.where}")
+            snap = self.state.snapshot(tuple(views[n] for n in self.names if n in views),
+                                       self._seq)
+            snap = replace(snap, link=Link(
+                where=where, pid=pid, local=self.conn.local,
+                down_since=link.since if link is not None else None,
+                down_why=link.why if link is not None else "",
+                next_try=link.next_try if link is not None else None,
+                tries=link.tries if link is not None else 0, gone=self.gone,
+                not_answering=str(self.not_answering) if self.not_answering else None,
+                links=self.links, read_only=self.read_only, settled=not self._busy,
+                dropped=self.dropped))
+            self._snapshot = snap
+        return snap
 
-    def listen(self, callback: Callable[[], None]) -> None:
-        self._bell.listen(callback)
+    def send(self, request: Request[A]) -> Future[A]:
+        """Send a request of the command table; its reply comes as the future's result.
+        On a read-only link, a request that acts is refused here and never sent."""
+        if self.read_only and request.acts:
+            future: Future[A] = Future()
+            future.set_result(request.answer(encode_reply(failed(Fault.READ_ONLY, READ_ONLY))))
+            return future
+        if isinstance(request, WantUsage):
+            self._wants_usage = request.wanted  # (asked again on each new link)
+        return self._request(request)
 
-    def all_ended(self) -> bool:
-        return bool(self.state.get("all_ended"))
-
-    def final(self) -> list[tuple[str, Outcome | None]]:
-        final = self.state.get("final")
-        if final is not None:
-            return [(n, None if o is None else wire.outcome_from_dict(o)) for n, o in final]
-        return [(v.name, v.outcome) for v in self.views()]
-
-    def strays(self) -> list[int]:
-        return list(self.state.get("strays", []))
-
-    def journal(self) -> list[dict[str, object]]:
-        """Every entry, a page at a time (a page is bounded on the server)."""
-        entries: list[dict[str, object]] = []
-        while True:
-            page = self._request(commands.Journal(len(entries))).result(self.conn.timeout * 2)
-            entries += page.entries
-            if not page.more or not page.entries:
-                return entries
-
-    def exit_status(self) -> int:
-        status = self.state.get("exit_status")
-        return status if isinstance(status, int) else 1
-
-    @property
-    def shutting_down(self) -> bool:
-        return bool(self.state.get("shutting_down"))
-
-    @property
-    def shutdown_why(self) -> str | None:
-        why = self.state.get("shutdown_why")
-        return why if isinstance(why, str) else None
-
-    # -- commands ---------------------------------------------------------------------
-
-    def _request(self, request: commands.Request[A], internal: bool = False) -> Future[A]:
+    def _request(self, request: Request[A], internal: bool = False) -> Future[A]:
         """Send ``request``; its reply comes as the future's result (a failure when the
         link is down: only the reader thread's own requests go on a new link first)."""
         future: Future[A] = Future()
@@ -318,8 +329,7 @@ class RemoteCore:
             why = self.gone or (RECONNECTING if self.link is not None and not internal
                                 else None)
             if why is not None:
-                future.set_result(request.answer(
-                    encode_reply(commands.failed(Fault.GONE, why))))
+                future.set_result(request.answer(encode_reply(failed(Fault.GONE, why))))
                 return future
             conn = self.conn
             number = conn.next_id()
@@ -329,65 +339,7 @@ class RemoteCore:
         except OSError:
             with self._lock:
                 self._futures.pop(number, None)
-            future.set_result(request.answer(encode_reply(commands.failed(Fault.GONE, GONE))))
-        return future
-
-    def _command(self, request: commands.CoreCommand) -> Future[Reply]:
-        """A core command's reply as the Core API gives it (the control commands keep its
-        fault: ``Connection.call``). Read-only: refused here, never sent."""
-        future: Future[Reply] = Future()
-        if self.read_only:
-            future.set_result(Reply(False, READ_ONLY))
-            return future
-        self._request(request).add_done_callback(
-            lambda done: future.set_result(done.result().reply))
-        return future
-
-    def stop(self, name: str) -> Future[Reply]:
-        return self._command(commands.Stop(name))
-
-    def stop_all(self, ordered: bool = True, why: Why = Why.OPERATOR) -> Future[Reply]:
-        return self._command(commands.StopAll(ordered, why.value))
-
-    def kill(self, name: str) -> Future[Reply]:
-        return self._command(commands.Kill(name))
-
-    def kill_all(self) -> Future[Reply]:
-        return self._command(commands.KillAll())
-
-    def abandon(self, name: str) -> Future[Reply]:
-        return self._command(commands.Abandon(name))
-
-    def abandon_all(self) -> Future[Reply]:
-        return self._command(commands.AbandonAll())
-
-    def wait_without_deadline(self, name: str) -> Future[Reply]:
-        return self._command(commands.Wait(name))
-
-    def extend(self, name: str, by: float | None = None,
-               who: Who = Who.OPERATOR) -> Future[Reply]:
-        return self._command(commands.Extend(name, by))
-
-    def restart(self, name: str) -> Future[Reply]:
-        return self._command(commands.Restart(name))
-
-    def start_process(self, name: str) -> Future[Reply]:
-        return self._command(commands.Start(name))
-
-    def adopt(self, name: str) -> Future[Reply]:
-        return self._command(commands.Adopt(name))
-
-    def clear_output(self, name: str) -> Future[Reply]:
-        return self._command(commands.Clear(name))
-
-    def set_interactive(self, interactive: bool) -> Future[Reply]:
-        return self._command(commands.SetInteractive(interactive))
-
-    def want_usage(self, wanted: bool) -> Future[None]:
-        self._wants_usage = wanted  # (asked again on each new link)
-        future: Future[None] = Future()
-        self._request(commands.WantUsage(wanted)).add_done_callback(
-            lambda _done: future.set_result(None))
+            future.set_result(request.answer(encode_reply(failed(Fault.GONE, GONE))))
         return future
 
     def close(self) -> None:

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from proctui import __version__
+from proctui.commands.base import A, Request
 from proctui.core.store.rundir import RunDirError, check_chain
 from proctui.core.view import ProcessView
-from proctui.protocol import commands, wire
-from proctui.protocol.commands import A
+from proctui.protocol import pushes, wire
+from proctui.protocol.link import Ack, Ping, Via
+from proctui.protocol.pushes import Hello, State
 from proctui.protocol.wire import SOCKET
 
 GONE = "the supervisor has gone away"
@@ -101,9 +103,9 @@ class Connection:
         self._ids = itertools.count(1)
         self.heard = time.monotonic()  # when the supervisor last said anything
         self.heard_wall = time.time()
-        self.hello: dict[str, Any] = {}
+        self.hello = Hello()
         self.views: dict[str, ProcessView] = {}
-        self.state: dict[str, Any] = {}
+        self.state = State()
         # Seconds from the supervisor's monotonic clock to ours (None: the same clock).
         self.offset: float | None = None
         self.on_close: Callable[[], None] | None = None  # ends what carries the link
@@ -123,7 +125,7 @@ class Connection:
         A read-only client says so before anything else."""
         try:
             if read_only:
-                conn.sock.sendall(wire.dumps(commands.Via(read_only=True).wire()))
+                conn.sock.sendall(wire.dumps(Via(read_only=True).wire()))
             conn._first()
         except _Silent:
             conn.close()
@@ -151,40 +153,42 @@ class Connection:
                 continue
             if message is None:
                 raise ValueError("the supervisor closed the connection")
-            kind = message.get("t")
-            if kind == "error":
-                raise ValueError(str(message.get("error")))
-            if kind == "hello":
-                if message.get("v") != wire.VERSION:
+            push = pushes.decode(message)
+            if isinstance(push, pushes.Refused):
+                raise ValueError(push.error)
+            if isinstance(push, Hello):
+                if push.v != wire.VERSION:
                     raise NoSupervisor(
-                        f"the supervisor (pid {message.get('pid')}, proctui "
-                        f"{message.get('version')}) speaks control protocol "
-                        f"{message.get('v')}, this proctui ({__version__}) speaks "
-                        f"{wire.VERSION}: use the same proctui version as the supervisor")
-                self.hello = message
-                boot = message.get("boot")
-                if not boot or boot != wire.boot_id():  # another machine's clock
+                        f"the supervisor (pid {push.pid}, proctui {push.version or '?'}) "
+                        f"speaks control protocol {push.v}, this proctui ({__version__}) "
+                        f"speaks {wire.VERSION}: use the same proctui version as the "
+                        "supervisor")
+                self.hello = push
+                if not push.boot or push.boot != wire.boot_id():  # another machine's clock
                     offset = self._offset(message, math.inf)
                     self.offset = offset if math.isfinite(offset) else None
-            elif kind == "views":
-                self._views(message)
-            elif kind == "state":
-                self.state = message
-                return
+            elif self.keep(push) and isinstance(push, State):
+                return  # the first snapshot is whole: hello, every view, the state
 
-    def _views(self, message: dict[str, Any]) -> None:
-        for d in message["views"]:
-            view = wire.view_from_dict(d)
-            self.views[view.name] = view
+    def keep(self, push: pushes.Push | None) -> bool:
+        """Keep what a push says of views and state; True when it was one of them."""
+        if isinstance(push, pushes.Views):
+            for view in push.views:
+                self.views[view.name] = view
+            return True
+        if isinstance(push, State):
+            self.state = push
+            return True
+        return False
 
     @property
     def names(self) -> list[str]:
-        return list(self.hello.get("names", []))
+        return list(self.hello.names)
 
     def ordered_views(self) -> list[ProcessView]:
         return [self.views[n] for n in self.names if n in self.views]
 
-    def send(self, request: commands.Request[Any], number: int | None = None) -> int:
+    def send(self, request: Request[Any], number: int | None = None) -> int:
         """Send a request (as ``number``, taken from ``next_id``; else the next); returns
         its id."""
         number = self.next_id() if number is None else number
@@ -202,11 +206,11 @@ class Connection:
         if message.get("t") != "push":
             return False
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            self.send(commands.Ack(int(message["k"])))  # (a failed link: its reader hears)
+            self.send(Ack(int(message["k"])))  # (a failed link: its reader hears)
         return True
 
     def not_answering(self) -> NotAnswering:
-        pid = self.pid or _int(self.hello.get("pid"))
+        pid = self.pid or self.hello.pid
         return NotAnswering(pid, self.heard_wall, self.local, self.where)
 
     def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
@@ -229,7 +233,7 @@ class Connection:
             except _Silent:
                 if time.monotonic() - self.heard >= self.timeout:
                     raise self.not_answering() from None
-                self.send(commands.Ping())
+                self.send(Ping())
 
     @property
     def ping_every(self) -> float:
@@ -291,7 +295,7 @@ class Connection:
             self.heard_wall = time.time()
             deadline = min(max(deadline, self.heard + span), latest)
 
-    def call(self, request: commands.Request[A]) -> A:
+    def call(self, request: Request[A]) -> A:
         """Send a request and wait (at most this connection's timeout) for its reply,
         keeping the views and state that arrive meanwhile."""
         number = self.send(request)
@@ -303,15 +307,12 @@ class Connection:
                 raise self.not_answering() from None
             if got is None:
                 raise NoSupervisor(GONE)
-            kind = got.get("t")
-            if kind == "reply" and got.get("id") == number:
+            push = pushes.decode(got)
+            if isinstance(push, pushes.ReplyMessage) and push.id == number:
                 return request.answer(got)
-            if kind == "error":
-                raise NoSupervisor(f"the supervisor refused us: {got.get('error')}")
-            if kind == "views":
-                self._views(got)
-            elif kind == "state":
-                self.state = got
+            if isinstance(push, pushes.Refused):
+                raise NoSupervisor(f"the supervisor refused us: {push.error}")
+            self.keep(push)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -17,13 +17,12 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from proctui.protocol.wire import SOCKET
 
 if TYPE_CHECKING:
-    from proctui.config import ProcessSpec
     from proctui.core.store.rundir import RunDir
     from proctui.core.supervisor import Supervisor
     from proctui.remote.server import Server
@@ -71,13 +70,13 @@ class Listener:
     nothing), at the latest ``SERVE_AT_THE_LATEST`` seconds after binding."""
 
     def __init__(self, core: Supervisor, run_dir: RunDir | None, source: str = "",
-                 reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
-                 own_console: bool = False) -> None:
+                 own_console: bool = False,
+                 on_serve: Callable[[], object] = lambda: None) -> None:
         self.core = core
         self.own_console = own_console
         self.run_dir = run_dir
         self.source = source
-        self.reload_from = reload_from
+        self.on_serve = on_serve  # start-up is over (the entry point's collector goes on)
         self.server: Server | None = None
         self._bound: Bound | None = None
         self._lock = threading.Lock()
@@ -138,9 +137,7 @@ class Listener:
             server.own_console = False
 
     def serve(self) -> None:
-        from proctui.startup import resume
-
-        resume()  # start-up is over, even should the console never draw (proctui/startup.py)
+        self.on_serve()  # start-up is over, even should the console never draw
         with self._lock:
             if self._done or self._bound is None:
                 return
@@ -148,8 +145,7 @@ class Listener:
             from proctui.remote.server import Server
 
             server = Server(self.core, self._bound_dir(), source=self.source,
-                            reload_from=self.reload_from, started_wall=self.started_wall,
-                            own_console=self.own_console)
+                            started_wall=self.started_wall, own_console=self.own_console)
             try:
                 server.start(self._bound)
             except OSError as e:
@@ -181,5 +177,8 @@ class Listener:
     def _failed(self, e: OSError) -> str:
         path = self._bound_dir().path / SOCKET
         error = f"control socket {path}: {e.strerror or e}"
-        self.core.notice(f"{error}; proctui attach, status and down cannot reach this run")
+        from proctui.commands.notice import Notice
+
+        self.core.send(Notice(f"{error}; proctui attach, status and down cannot reach this "
+                              "run"))
         return error

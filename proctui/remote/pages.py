@@ -8,11 +8,10 @@ unread for DRAIN_LIMIT seconds, is dropped."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 from proctui.core.output.lines import OutputBuffer
-from proctui.protocol import commands
-from proctui.protocol.replies import JournalPage, TailPage
+from proctui.protocol.link import Tail
+from proctui.protocol.replies import TailPage
 
 HIGH_WATER = 256 << 10  # bytes a client may leave unread before pushes wait for it
 PAGE_BYTES = 256 << 10  # about the most one reply holds (tail, journal: the client pages)
@@ -21,22 +20,7 @@ MAX_QUEUED = HIGH_WATER + 2 * PAGE_BYTES + (1 << 20)  # bytes unread: more drops
 DRAIN_LIMIT = 60.0  # seconds a client may leave its reply unread before it is dropped
 
 
-async def journal_page(entries: list[dict[str, object]], start: int) -> JournalPage:
-    """At most PAGE_BYTES of ``entries`` from ``start``, measured as sent."""
-    page: list[dict[str, object]] = []
-    size, at = 0, start
-    while at < len(entries) and size < PAGE_BYTES:
-        for entry in entries[at:at + SLICE]:
-            size += len(json.dumps(entry, ensure_ascii=False, default=str))
-            page.append(entry)
-            at += 1
-            if size >= PAGE_BYTES:
-                break
-        await asyncio.sleep(0)
-    return JournalPage(entries=page, next=at, more=at < len(entries))
-
-
-async def tail_page(buf: OutputBuffer, request: commands.Tail) -> TailPage:
+async def tail_page(buf: OutputBuffer, request: Tail) -> TailPage:
     """At most PAGE_BYTES of lines: from ``start``, or ``lines`` before the end, or the
     oldest line kept."""
     if request.start is not None:

@@ -23,8 +23,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from proctui.core.output.lines import OutputBuffer
+from proctui.core.output.lines import OutputBuffer, stamp_at
 from proctui.protocol import wire
+from proctui.protocol.pushes import Out
 from proctui.remote.pages import runs
 from proctui.remote.slots import Client
 
@@ -121,9 +122,9 @@ def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
         if c.has_all(name, mark):
             if quiet and name in c.busy:  # its last push was a burst's end after all
                 c.busy.discard(name)
-                write(wire.dumps({"t": "out", "n": name, "f": start, "l": [], "s": [], "d": 0,
-                                  "o": mark.output_total, "p": mark.partial,
-                                  "c": mark.cleared_before, "q": True}))
+                write(wire.dumps(Out(name, start, output_total=mark.output_total,
+                                     partial=mark.partial, cleared=mark.cleared_before,
+                                     quiet=True).to_dict()))
             continue
         first = max(start, mark.first)
         behind = start < mark.first
@@ -150,10 +151,15 @@ def output(c: Client, buffer: Callable[[str], OutputBuffer], budget: int,
         # next push says so once it has (c.busy).
         quiet = quiet and c.sent[name] >= mark.total
         (c.busy.discard if quiet else c.busy.add)(name)
-        data = wire.dumps({"t": "out", "n": name, "f": begin, "l": lines,
-                           "s": runs(got.streams[keep]), "d": max(0, begin - start),
-                           "o": mark.output_total, "p": c.partial[name],
-                           "c": mark.cleared_before, "q": quiet})
+        stamps = tuple((i - keep.start, order) for i, order in got.stamps
+                       if keep.start <= i < keep.stop)
+        if got.stamps and (not stamps or stamps[0][0] != 0) and lines:
+            # The append its first line came in began before the lines sent.
+            stamps = ((0, stamp_at(got.stamps, keep.start)), *stamps)
+        data = wire.dumps(Out(name, begin, tuple(lines),
+                              tuple((s, n) for s, n in runs(got.streams[keep])),
+                              max(0, begin - start), mark.output_total, c.partial[name],
+                              mark.cleared_before, quiet, stamps).to_dict())
         write(data)
         size += len(data)
         if c.sent[name] < mark.total or size >= budget:

@@ -37,9 +37,13 @@ from collections.abc import Callable
 from typing import Any
 
 from proctui import __version__
+from proctui.commands.notice import Notice
+from proctui.commands.store_rebuilt import StoreRebuilt
+from proctui.commands.usage import WantUsage
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
+from proctui.protocol.pushes import Hello, State
 from proctui.protocol.replies import encode_reply
 from proctui.remote import dispatch, heal, pages, push, slots
 from proctui.remote.listener import Bound, bind, unlink_ours
@@ -60,13 +64,12 @@ REFUSAL_NOTICE_EVERY = 60.0  # seconds between two notices of refusals from one 
 class Server:
     def __init__(self, core: Supervisor, run_dir: RunDir, *, source: str = "",
                  say: Callable[[str], object] | None = None,
-                 reload_from: dispatch.Loader | None = None,
                  started_wall: float | None = None, own_console: bool = False) -> None:
         self.core = core
         self.own_console = own_console  # the supervisor's own console (run, not up)
         self.run_dir = run_dir
         self.source = source
-        self.say = say or core.notice
+        self.say = say or (lambda text: core.send(Notice(text)))
         self.path = run_dir.path / SOCKET
         self.clients: set[Client] = set()
         self.started_wall = started_wall or time.time()  # what status says as uptime
@@ -81,7 +84,7 @@ class Server:
         self._refusals: dict[int, tuple[float, int]] = {}  # uid: (last said, not said since)
         self._closing = False
         self.healer = heal.Healer(run_dir, self.say)
-        self.dispatch = dispatch.Dispatch(core, lambda: self._changed(), reload_from)
+        self.dispatch = dispatch.Dispatch(core, lambda: self._changed())
 
     # -- life -----------------------------------------------------------------------------
 
@@ -120,7 +123,7 @@ class Server:
         self._servers = [await asyncio.start_unix_server(self._client, sock=self._sock,
                                                          limit=wire.MAX_LINE)]
         loop = asyncio.get_running_loop()
-        self.core.listen(lambda: _call_soon(loop, self._changed))
+        self.core.output.listen(lambda: _call_soon(loop, self._changed))
         healing = asyncio.create_task(self._healing())
         self._ready.set()
         await self._stopped.wait()
@@ -147,7 +150,7 @@ class Server:
             try:
                 if not self.healer.check():
                     continue
-                self.core.store_rebuilt()  # the journal and the output logs follow
+                self.core.send(StoreRebuilt())  # the journal and the output logs follow
                 sock, self._ino = bind(self.run_dir)
                 self._servers.append(await asyncio.start_unix_server(
                     self._client, sock=sock, limit=wire.MAX_LINE))
@@ -174,7 +177,7 @@ class Server:
             # Nobody to tell: the bell is left rung (re-armed when a client comes), so a
             # flood's every chunk does not wake this thread, nor the console beside it.
             return
-        self.core.changes()  # re-arms the listener
+        self.core.output.changes()  # re-arms the listener
         for c in self.clients:
             c.news.set()
 
@@ -196,7 +199,7 @@ class Server:
                 # The last one: the newest lines of whatever it is still behind on.
                 await self._push(c, far=0.0 if last else LAST_PUSHING / 2)
                 await c.writer.drain()
-                if last or push.caught_up(c, self.core.buffer):
+                if last or push.caught_up(c, self.core.output.buffer):
                     break
             if c.window is not None:
                 # A socket closed with unread bytes resets the client's end, and it took
@@ -218,7 +221,7 @@ class Server:
         writer.transport.set_write_buffer_limits(high=HIGH_WATER)
         c = Client(writer, pid, uid)
         self.clients.add(c)
-        self.core.changes()  # the bell may have been left rung while nobody was here
+        self.core.output.changes()  # the bell may have been left rung while nobody was here
         pusher = asyncio.create_task(self._pushing(c))
         try:
             writer.write(wire.dumps(self._hello()))
@@ -231,7 +234,7 @@ class Server:
             pusher.cancel()
             self.clients.discard(c)
             if c.wants_usage:
-                self.core.want_usage(False)
+                self.core.send(WantUsage(False))
             writer.close()
 
     def _refused(self, uid: int, pid: int) -> None:
@@ -250,13 +253,14 @@ class Server:
                  f"uid {os.getuid()} and root may connect{more}")
 
     def _hello(self) -> dict[str, Any]:
-        views = self.core.views()
-        return {"t": "hello", "v": wire.VERSION, "version": __version__, "pid": os.getpid(),
-                "now": time.monotonic(), "boot": self.boot,
-                "source": self.source, "run_dir": str(self.run_dir.path),
-                "started": self.started_wall, "console": self.own_console,
-                "names": [v.name for v in views],
-                "scrollback": [self.core.buffer(v.name).capacity for v in views]}
+        views = self.core.snapshot().views
+        hello = Hello(v=wire.VERSION, version=__version__, pid=os.getpid(), boot=self.boot,
+                      source=self.source, run_dir=str(self.run_dir.path),
+                      started=self.started_wall, console=self.own_console,
+                      names=tuple(v.name for v in views),
+                      scrollback=tuple(self.core.output.buffer(v.name).capacity
+                                       for v in views))
+        return {**hello.to_dict(), "now": time.monotonic()}
 
     def _make_room(self) -> None:
         """The newcomer always gets a slot (it may be the owner's ``down``)."""
@@ -319,7 +323,7 @@ class Server:
         reached an attached console up to 50 ms after the local one drew it). Only that
         "q" comes early, never lines: a trickle of output waits for the gap's end."""
         until = time.monotonic() + 1 / PUSH_HZ
-        bufs = {name: self.core.buffer(name) for name in c.busy}
+        bufs = {name: self.core.output.buffer(name) for name in c.busy}
 
         def sent_all() -> bool:
             return all(c.has_all(name, buf.mark()) for name, buf in bufs.items())
@@ -346,37 +350,24 @@ class Server:
             w.write(data)
             written += len(data)
 
-        changed = [v for v in core.views() if c.seen.get(v.name) != v.seq]
+        snapshot = core.snapshot()  # one moment: views and state never mix two
+        changed = [v for v in snapshot.views if c.seen.get(v.name) != v.seq]
         if changed:
             for v in changed:
                 c.seen[v.name] = v.seq
             write(wire.dumps({"t": "views", "now": time.monotonic(),
                               "views": [wire.view_to_dict(v) for v in changed]}))
-        state = self._state()
+        state = State.of(snapshot, sum(x.kind == "console" for x in self.clients))
         if state != c.state:
             c.state = state
-            write(wire.dumps({"t": "state", **state, "now": time.monotonic()}))
-        push.output(c, core.buffer, BATCH if window is None else window.budget, write,
+            write(wire.dumps({**state.to_dict(), "now": time.monotonic()}))
+        push.output(c, core.output.buffer, BATCH if window is None else window.budget, write,
                     far=None if window is None else window.far(far))
         if c.busy:
             c.news.set()  # a push to come, even with no news: to say when output stopped
         if window is not None and written:
             w.write(wire.dumps({"t": "push", "k": window.pushed(written)}))
 
-    def _state(self) -> dict[str, Any]:
-        core = self.core
-        ended = core.all_ended()
-        state: dict[str, Any] = {
-            "all_ended": ended, "exit_status": core.exit_status() if ended else None,
-            "strays": core.strays(), "crash": core.crash,
-            "troubles": list(core.snapshot().troubles),
-            "shutting_down": core.shutting_down, "shutdown_why": core.shutdown_why,
-            "interactive": core.interactive,
-            "consoles": sum(c.kind == "console" for c in self.clients)}
-        if ended:
-            state["final"] = [[n, None if o is None else wire.outcome_to_dict(o)]
-                              for n, o in core.final()]
-        return state
 
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], object]) -> None:
     with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from proctui.protocol import wire
 
@@ -37,11 +37,10 @@ class Client:
     partial: dict[str, str] = field(default_factory=dict)
     cleared: dict[str, int] = field(default_factory=dict)
     busy: set[str] = field(default_factory=set)  # output last pushed still coming ("q")
-    state: dict[str, Any] | None = None
+    state: object = None  # the last State pushed to it
     wants_usage: bool = False
     kind: str = ""  # what it said it is: "console", "down", "logs", ...
     active: float = field(default_factory=time.monotonic)  # its last whole request
-    journal: list[dict[str, object]] | None = None  # the journal it is paging through
     stalled: float | None = None  # since when its news waits for it to read
     opened: float = field(default_factory=time.monotonic)
     window: Window | None = None  # the pushes on the way, when it acknowledges them

@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from proctui.protocol import commands, wire
+from proctui.protocol import wire
+from proctui.protocol.link import Via
 from proctui.remote.connection import answer_timeout, connect_socket
 
 CHUNK = 1 << 16  # bytes read at once
@@ -35,7 +36,7 @@ def ssh_client(environ: Mapping[str, str]) -> str | None:
     parts = environ.get("SSH_CONNECTION", "").split()
     if len(parts) < 2:
         return None
-    via = commands.Via(ssh=f"{parts[0][:64]} {parts[1][:5]}")
+    via = Via(ssh=f"{parts[0][:64]} {parts[1][:5]}")
     return via.ssh if via.check() is None else None
 
 
@@ -45,7 +46,7 @@ def serve(where: Callable[[], Path], fd_in: int = 0, fd_out: int = 1) -> int:
     for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)  # (an ignored SIGHUP is inherited from nohup)
     sock, _pid = connect_socket(where(), answer_timeout())
-    first = wire.dumps(commands.Via(ssh=ssh_client(os.environ)).wire())
+    first = wire.dumps(Via(ssh=ssh_client(os.environ)).wire())
     try:
         return pump(sock, fd_in, fd_out, first)
     finally:

@@ -91,6 +91,14 @@ class DependentsLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class StopsAfter:
+    """Before its launch: its stop waits for these (a leftover whose dependents were
+    left running too)."""
+
+    after: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ReleaseStop:
     """Stop now, regardless of order (X, or a second interrupt)."""
 
@@ -122,8 +130,8 @@ class ChangedCmd:
 
 
 Event = (Launch | DepsLooked | BlockerEnded | RunEnded | BackoffOver | StopCmd | RestartCmd
-         | StartCmd | GiveUpCmd | AdoptCmd | Shutdown | DependentsLeft | ReleaseStop
-         | NobodyAnswers | RemoveCmd | ChangedCmd)
+         | StartCmd | GiveUpCmd | AdoptCmd | Shutdown | DependentsLeft | StopsAfter
+         | ReleaseStop | NobodyAnswers | RemoveCmd | ChangedCmd)
 
 
 # -- effects --------------------------------------------------------------------------------

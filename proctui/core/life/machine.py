@@ -51,6 +51,7 @@ from proctui.core.life.events import (
     Spawn,
     StartCmd,
     StopCmd,
+    StopsAfter,
     TakeOver,
 )
 from proctui.core.life.stages import (
@@ -70,7 +71,8 @@ __all__ = [
     "ChangedCmd", "DependentsLeft", "DepsLooked", "Effect", "Event", "Finished",
     "Forget", "GiveUpCmd", "HoldForever", "Launch", "Leftover", "Life", "LookAtDeps",
     "NobodyAnswers", "Record", "ReleaseStop", "RemoveCmd", "RequestStop", "RestartCmd",
-    "RunEnded", "Say", "Shutdown", "Spawn", "Stage", "StartCmd", "StopCmd", "TakeOver",
+    "RunEnded", "Say", "Shutdown", "Spawn", "Stage", "StartCmd", "StopCmd", "StopsAfter",
+    "TakeOver",
     "Why", "step",
 ]
 
@@ -297,6 +299,12 @@ def _dependents_left(life: Life, e: DependentsLeft) -> tuple[Life, list[Effect]]
     return replace(life, stops_after=()), [RequestStop()]
 
 
+def _stops_after(life: Life, e: StopsAfter) -> tuple[Life, list[Effect]]:
+    if life.stage is not Stage.NEW:
+        return life, []
+    return replace(life, stops_after=e.after), []
+
+
 def _release(life: Life, e: ReleaseStop) -> tuple[Life, list[Effect]]:
     if not life.stops_after or life.stage is not Stage.RUNNING:
         return life, []
@@ -370,6 +378,7 @@ _HANDLERS: dict[type, Callable[[Life, Any], tuple[Life, list[Effect]]]] = {
     Launch: _launch, DepsLooked: _deps_looked, BlockerEnded: _blocker_ended,
     RunEnded: _run_ended, BackoffOver: _backoff_over, StopCmd: _stop, RestartCmd: _restart,
     StartCmd: _start, GiveUpCmd: _give_up, AdoptCmd: _adopt, Shutdown: _shutdown,
-    DependentsLeft: _dependents_left, ReleaseStop: _release, NobodyAnswers: _nobody,
+    DependentsLeft: _dependents_left, StopsAfter: _stops_after, ReleaseStop: _release,
+    NobodyAnswers: _nobody,
     RemoveCmd: _remove, ChangedCmd: _changed,
 }

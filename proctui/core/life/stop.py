@@ -35,6 +35,7 @@ from proctui.core.life.stop_events import (
     SignalFailed,
     StartStopCommand,
     StopCommandEnded,
+    StopCommandFailed,
     StopRequested,
     WaitFailed,
     WaitRequested,
@@ -61,6 +62,7 @@ __all__ = [
     "SignalFailed",
     "StartStopCommand",
     "StopCommandEnded",
+    "StopCommandFailed",
     "StopRequested",
     "StopState",
     "WaitFailed",
@@ -192,6 +194,8 @@ def step(s: StopState, e: Event) -> Result:
         return _finish(replace(s, error=e.error), EndKind.WAIT_FAILED)
     if isinstance(e, StopCommandEnded):
         return _command_ended(s)
+    if isinstance(e, StopCommandFailed):
+        return _command_failed(s, e)
     if isinstance(e, InteractiveChanged):
         s = replace(s, policy=replace(s.policy, interactive=e.interactive))
         if s.phase is Phase.DECIDING and not e.interactive:
@@ -252,6 +256,25 @@ def _command_ended(s: StopState) -> Result:
         effects.append(Send(signal.SIGCONT, Reason.CONTINUE))
     effects.append(Say(f"{signal_name(p.stop_signal)} sent to process group {p.pgid} after "
                        "the stop command"))
+    return s, tuple(effects)
+
+
+def _command_failed(s: StopState, e: StopCommandFailed) -> Result:
+    """No stop command ran: the stop signal goes now, within the deadline already
+    running, whatever ``then_signal`` says."""
+    if not s.command_running:
+        return s, ()
+    s = replace(s, command_running=False)
+    if s.phase is not Phase.STOPPING:
+        return s, ()
+    p = s.policy
+    effects: list[Effect] = [Send(p.stop_signal, Reason.STOP_REQUEST)]
+    if p.stop_signal not in (signal.SIGCONT, signal.SIGKILL):
+        effects.append(Send(signal.SIGCONT, Reason.CONTINUE))
+    effects.append(Say(f"stop command failed to start ({e.error}): "
+                       f"{signal_name(p.stop_signal)} sent to process group {p.pgid} "
+                       f"instead; {_action_words(s)} in "
+                       f"{_left(s.deadline, e.at) if s.deadline is not None else 'no time'}"))
     return s, tuple(effects)
 
 

@@ -76,9 +76,19 @@ class StopCommandEnded:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class StopCommandFailed:
+    """The stop command could not be started at all: the stop signal goes instead, as
+    systemd sends it after a failed ExecStop (it was never sent, and the process would
+    otherwise be killed at the deadline for no reason it was told)."""
+
+    at: float
+    error: str
+
+
 Event = (StopRequested | KillRequested | ExtendRequested | AbandonRequested | WaitRequested
          | DeadlineReached | GroupGone | SignalFailed | WaitFailed | InteractiveChanged
-         | StopCommandEnded)
+         | StopCommandEnded | StopCommandFailed)
 
 
 # -- effects ------------------------------------------------------------------------------

@@ -1,40 +1,47 @@
 """The walk of our process tree, about once a second while anything changes and slower
 while nothing does: it attributes descendants (while they are still visible under their
-run), reaps orphans, notices strays, pauses and resource use. It only observes: what it
-finds goes back through callbacks, and the engine writes the records."""
+run), reaps orphans, notices strays, pauses, silence and resource use. A sensor: what it
+finds goes to the step function as facts (Observed, SilenceLooked) and strays to the
+engine; it decides nothing about a process."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
 
-from proctui import startup
+from proctui.core.life import inputs as i
+from proctui.core.life.state import Proc
+from proctui.core.life.stop import Phase
 from proctui.core.os.lineage import Lineage
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcTable
 from proctui.core.os.usage import Samples, usage_of
-from proctui.core.run import Run
-from proctui.core.view import Usage
 
 EVERY = 1.0
 QUIET = 4.0  # seconds between walks once the tree has long stayed the same
 QUIET_WALKS = 5  # walks that find nothing new before the pace halves
-STARTING = 3.0  # at most this long after its start, the first walk waits for the process's
-STARTING_LOOK = 0.25  # start-up to end (proctui.startup), looking again this often
+STARTING = 3.0  # at most this long after its start, the first walk waits while the
+STARTING_LOOK = 0.25  # frontend says it is still loading (``hold``), looking again this often
 
 
 class Housekeeping:
     def __init__(self, loop: asyncio.AbstractEventLoop, os_layer: OSLayer, lineage: Lineage,
-                 runs: Callable[[], list[Run]], keep: Callable[[], set[int]],
-                 observed: Callable[[Run, bool, Usage | None], None],
-                 stray: Callable[[int, str], None]) -> None:
+                 procs: Callable[[], list[Proc]], keep: Callable[[], set[int]],
+                 post: Callable[[str, object], None],
+                 stray: Callable[[int, str], None],
+                 quiet_for: Callable[[str], float | None],
+                 dropped: Callable[[str], int],
+                 hold: Callable[[], bool] = lambda: False) -> None:
         self.loop = loop
         self.os = os_layer
         self.lineage = lineage
-        self.runs = runs
+        self.procs = procs  # every process as the table holds it now
         self.keep = keep  # pids never reaped here (our own children, probes)
-        self.observed = observed  # (run, paused, usage) of each live run, each walk
+        self.post = post  # (name, fact) to the step function
         self.stray = stray  # (pid, cmdline) of a newly found stray, once
+        self.quiet_for = quiet_for  # when a process last printed (None: never)
+        self.dropped = dropped  # notify datagrams its current run's socket dropped
+        self.hold = hold  # the frontend is still loading: nothing here is urgent yet
         self.want_usage = False
         self.cpu: Samples = {}
         self.said: set[tuple[int, int]] = set()
@@ -61,43 +68,52 @@ class Housekeeping:
         if self._due - self.loop.time() > EVERY:
             self.schedule(EVERY)
 
-    @property
-    def quiet(self) -> bool:
-        return self._quiet > 0
-
     def walk(self) -> None:
         self._handle = None
-        runs = self.runs()
-        if startup.paused() and self.loop.time() < self._starting_until and \
-                not any(r.state.phase.stopping for r in runs):
-            # The console is still loading Textual: nothing a walk finds is urgent yet,
-            # and each of its hundreds of system calls would take the GIL from that load
-            # (where prctl refuses a subreaper, as under qemu-user, the walk reads every
+        procs = self.procs()
+        runs = [p.run for p in procs if p.run is not None]
+        stopping = any(r.live and r.stop.phase.stopping for r in runs)
+        if self.hold() and self.loop.time() < self._starting_until and not stopping:
+            # The console is still loading: nothing a walk finds is urgent yet, and each
+            # of its hundreds of system calls would take the GIL from that load (where
+            # prctl refuses a subreaper, as under qemu-user, the walk reads every
             # process on the machine).
             self.schedule(STARTING_LOOK)
             return
-        live = [r for r in runs if r.live]
+        live = [p for p in procs if p.run is not None and p.run.live]
         if live or self.lineage.strays:
             table = self.lineage.update(lambda: runs, max_age=0.2)
             shape = frozenset((st.pid, st.start_ticks, ord(st.state), st.cpu_ticks,
                                st.rss_pages) for st in table.stats.values())
-            busy = shape != self._shape or any(r.state.phase.stopping for r in live)
+            busy = shape != self._shape or stopping
             self._shape = shape
             self._quiet = 0 if busy else self._quiet + 1
             keep = {r.pid for r in runs if r.pid is not None and r.exit is None
                     and not r.leftover} | self.keep()
             self.os.reap_orphans(table, keep)
             self._strays()
+            now = self.loop.time()
             with self.os.one_walk():
-                for run in live:
-                    self._observe(run, table)
+                for p in live:
+                    self._observe(p, table, now)
         self.schedule()
 
-    def _observe(self, run: Run, table: ProcTable) -> None:
-        leader = table.stats.get(run.pid) if run.pid is not None else None
+    def _observe(self, p: Proc, table: ProcTable, now: float) -> None:
+        run = p.run
+        assert run is not None and run.pid is not None
+        leader = table.stats.get(run.pid)
         paused = leader is not None and leader.paused
         usage = usage_of(run, self.lineage, table, self.cpu) if self.want_usage else None
-        self.observed(run, paused, usage)
+        self.post(p.name, i.Observed(run.number, paused, usage, self.dropped(p.name)))
+        limit = p.spec.silence_warning
+        since = None
+        if limit is not None and run.started_at is not None and \
+                run.stop.phase is Phase.RUNNING and not run.leftover:
+            last = max(self.quiet_for(p.name) or run.started_at, run.started_at)
+            if now - last >= limit:
+                since = last
+        if since != p.silent_since:
+            self.post(p.name, i.SilenceLooked(run.number, since))
 
     def _strays(self) -> None:
         for key, stray in self.lineage.strays.items():

@@ -6,7 +6,9 @@ splitter works on whole chunks with C-level str methods and never loops per char
 
 from __future__ import annotations
 
+import bisect
 import codecs
+import itertools
 import threading
 import time
 from collections import deque
@@ -230,6 +232,10 @@ class OutputSlice:
     streams: list[int]
     dropped: int  # lines the reader asked for that had already left the buffer
     partial: str  # the current unterminated line (e.g. a progress bar), or ""
+    # (index into lines, order) where each append's lines begin: ``order`` numbers every
+    # append of every buffer in one sequence, so a reader of several buffers (down) can
+    # print them in the order they happened (db's SIGTERM came after web's end).
+    stamps: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +248,15 @@ class Mark:
     partial: str
     cleared_before: int
     output_total: int
+
+
+_ORDER = itertools.count(1)  # every append of every buffer, in the order they happened
+
+
+def stamp_at(stamps: tuple[tuple[int, int], ...] | list[tuple[int, int]], index: int) -> int:
+    """The order of the append that line ``index`` came in (0 when none is known)."""
+    i = bisect.bisect_right(stamps, (index, float("inf"))) - 1
+    return stamps[i][1] if i >= 0 else 0
 
 
 class OutputBuffer:
@@ -270,6 +285,9 @@ class OutputBuffer:
         self.cleared_before = 0  # line numbers below this were cleared by the operator
         self.renumbered = 0  # times a mirror's held lines took new numbers (see receive)
         self.appended_at = 0.0  # when output last came (monotonic): has it gone quiet?
+        # (line number, order) where each append began, for the lines held (see
+        # OutputSlice.stamps); trimmed as lines leave the ring.
+        self._stamps: deque[tuple[int, int]] = deque()
 
     def append(self, stream: int, lines: list[str] | Chunk,
                partial: str | None = None) -> None:
@@ -277,6 +295,7 @@ class OutputBuffer:
         self.appended_at = time.monotonic()
         with self._lock:
             if count:
+                self._stamp(self.total, next(_ORDER))
                 if isinstance(lines, Chunk):
                     self._pending.append((stream, lines))
                     self._pending_count += count
@@ -297,6 +316,13 @@ class OutputBuffer:
                     self.output_total += count
             if partial is not None:
                 self.partial = partial
+
+    def _stamp(self, line: int, order: int) -> None:
+        stamps = self._stamps
+        stamps.append((line, order))
+        oldest = self.total - self._held()
+        while len(stamps) > 1 and stamps[1][0] <= oldest:
+            stamps.popleft()
 
     def _settle(self) -> None:
         """Split the pending chunks into the ring (under the lock): only the newest
@@ -352,6 +378,7 @@ class OutputBuffer:
             end = self.total if count is None else min(self.total, max(start + count, first))
             if first >= end:
                 return OutputSlice(max(first, start), [], [], dropped, self.partial)
+            stamps = self._slice_stamps(first, end)
             i, j = first - oldest, end - oldest
             if i == 0 and j == held:
                 lines, streams = list(self._lines), list(self._streams)
@@ -365,10 +392,23 @@ class OutputBuffer:
             else:
                 lines = list(islice(self._lines, i, j))
                 streams = list(islice(self._streams, i, j))
-            return OutputSlice(first, lines, streams, dropped, self.partial)
+            return OutputSlice(first, lines, streams, dropped, self.partial, stamps)
+
+    def _slice_stamps(self, first: int, end: int) -> tuple[tuple[int, int], ...]:
+        """The stamps of lines ``first`` .. ``end``, as indexes into the slice: the one
+        its first line came under, and each that begins inside it."""
+        stamps = self._stamps
+        at = max(0, bisect.bisect_right(stamps, (first, float("inf"))) - 1)
+        out = []
+        for line, order in islice(stamps, at, None):
+            if line >= end:
+                break
+            out.append((max(0, line - first), order))
+        return tuple(out)
 
     def receive(self, first: int, lines: list[str], streams: list[int], output_total: int,
-                partial: str, cleared_before: int, gap: str | None = None) -> None:
+                partial: str, cleared_before: int, gap: str | None = None,
+                stamps: tuple[tuple[int, int], ...] = ()) -> None:
         """A mirror of another process's buffer (an attached console's): lines numbered
         from ``first``. A gap (lines that left the sender's scrollback before they could be
         sent) restarts the numbering there, so line numbers always match the sender's.
@@ -385,7 +425,12 @@ class OutputBuffer:
             elif first != self.total:
                 self._lines.clear()
                 self._streams.clear()
+                self._stamps.clear()
                 self.total = first
+            base = self.total
+            for index, order in stamps:
+                if 0 <= index < len(lines):
+                    self._stamp(base + index, order)
             self._lines.extend(lines)
             self._streams.extend(streams)
             self.total += len(lines)

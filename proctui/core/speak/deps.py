@@ -2,8 +2,8 @@
 exited cleanly, and everything stops in reverse order, in stages: a process gets its stop
 signal only once everything that depends on it has ended (or been abandoned).
 
-This only looks; the life machine decides (``DepsLooked``, ``Shutdown(after=...)``,
-``DependentsLeft``), and the engine asks again whenever something changed (``poke``)."""
+This only looks, at the processes as the table holds them; the life machine decides
+(``DepsLooked``, ``Shutdown(after=...)``, ``DependentsLeft``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from enum import Enum
 from proctui.config import DependCondition, ProcessSpec
 from proctui.config.graph import dependents, stages
 from proctui.core.life.outcome import OutcomeKind
-from proctui.core.process import Managed
+from proctui.core.life.state import Proc
+
+Get = Callable[[str], Proc | None]
 
 
 class Met(Enum):
@@ -23,11 +25,8 @@ class Met(Enum):
 
 
 class Deps:
-    def __init__(self, specs: Sequence[ProcessSpec], by_name: dict[str, Managed],
-                 on_change: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, specs: Sequence[ProcessSpec]) -> None:
         self.specs = {s.name: s for s in specs}
-        self.by_name = by_name
-        self.on_change = on_change
         self.dependents = {name: names for name, names in dependents(specs).items()
                            if name in self.specs}
         self.stage = stages(specs)
@@ -38,35 +37,35 @@ class Deps:
     def any(self) -> bool:
         return self.stages > 0
 
-    def poke(self) -> None:
-        """A process started, became ready or ended: look again."""
-        self.on_change()
-
     # -- starting in order ------------------------------------------------------------
 
-    def met(self, spec: ProcessSpec, dep: Managed) -> Met:
+    @staticmethod
+    def met(spec: ProcessSpec, dep: Proc) -> Met:
         condition = spec.condition_for(dep.spec)
         run = dep.run
         if condition is DependCondition.STARTED:
             if run is not None and run.pid is not None:
                 return Met.YES
         elif condition is DependCondition.READY:
-            if dep.ready_at is not None:
+            if run is not None and run.ready_at is not None:
                 return Met.YES
         else:
-            last = dep.outcomes[-1] if dep.outcomes else None
+            last = dep.last
             if last is not None and last.kind is OutcomeKind.EXITED and last.clean:
                 return Met.YES
         if dep.over:
             return Met.NEVER  # it ended without ever meeting the condition
         return Met.NOT_YET
 
-    def look(self, m: Managed) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """What ``m`` still waits for, and what it never will get."""
-        spec = m.spec
+    def look(self, p: Proc, get: Get) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What ``p`` still waits for, and what it never will get."""
+        spec = p.spec
         waiting, failed = [], []
         for name, _ in spec.depends_on:
-            dep = self.by_name[name]
+            dep = get(name)
+            if dep is None:
+                failed.append(f"{name} is not in the config any more")
+                continue
             state = self.met(spec, dep)
             if state is Met.NEVER:
                 failed.append(f"{name} is not {spec.condition_for(dep.spec).value}")
@@ -76,6 +75,10 @@ class Deps:
 
     # -- stopping in stages -----------------------------------------------------------
 
-    def live_dependents(self, m: Managed) -> tuple[str, ...]:
-        return tuple(name for name in self.dependents.get(m.spec.name, [])
-                     if name in self.by_name and not self.by_name[name].over)
+    def live_dependents(self, p: Proc, get: Get) -> tuple[str, ...]:
+        out = []
+        for name in self.dependents.get(p.spec.name, []):
+            dep = get(name)
+            if dep is not None and not dep.over:
+                out.append(name)
+        return tuple(out)

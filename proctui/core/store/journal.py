@@ -36,6 +36,7 @@ MAX_BYTES = 64 << 20  # past this the journal stops growing (and says so once)
 RESERVE = 8 << 20
 CHATTER_PER_SECOND = 4  # chatter entries per process and kind; the rest coalesced
 KEPT = 50_000  # entries also kept in memory, for a console's timeline
+EVENTS_KEPT = 20_000  # entries that tell what happened, kept for readers from a number
 MEMORY = 8 << 20  # and at most about this many bytes of them as JSON (some 20 MB live)
 
 Entry = dict[str, object]
@@ -70,6 +71,11 @@ class Journal:
         self.on_trouble: Callable[[str | None], None] = lambda _why: None
         self.failing: str | None = None  # why the latest write failed, until one succeeds
         self._lost = 0  # entries not written since the last that was
+        self.seq = 0  # every entry's number, in order: a reader asks from its last one
+        # The entries that tell what happened (not chatter), in the order of their
+        # numbers, for ``since``: a reader that reconnects asks from its last number.
+        self._told: list[Entry] = []
+        self._told_seqs: list[int] = []
         self.fd: int | None = None
         self.path: Path | None = None
         self.size = 0
@@ -84,12 +90,36 @@ class Journal:
             self.fd = run_dir.open_append(NAME)
         self.path = run_dir.path / NAME
 
-    def write(self, kind: Kind, name: str | None = None, **data: object) -> None:
+    def write(self, kind: Kind, name: str | None = None, when: float | None = None,
+              **data: object) -> None:
         """An entry that tells what happened: always written while the file has room.
-        A process's coalesced chatter comes first, so its last word precedes its stop."""
-        for key in [k for k in self._chatter if name is None or k[1] == name]:
-            self._flush(key)
-        self._put(self._entry(kind, name, data), chatter=False)
+        A process's coalesced chatter comes first, so its last word precedes its stop.
+        ``when``: the instant it happened (monotonic), when that was before now (a
+        SIGKILL sent before the bookkeeping of a batch of them)."""
+        if self._chatter:
+            for key in [k for k in self._chatter if name is None or k[1] == name]:
+                self._flush(key)
+        entry = self._entry(kind, name, data, when)
+        self._tell(entry)
+        self._put(entry, chatter=False)
+
+    def _tell(self, entry: Entry) -> None:
+        self._told.append(entry)
+        self._told_seqs.append(entry["seq"])  # type: ignore[arg-type]
+        if len(self._told) > 2 * EVENTS_KEPT:
+            del self._told[:EVENTS_KEPT]
+            del self._told_seqs[:EVENTS_KEPT]
+
+    def since(self, seq: int, limit: int) -> tuple[list[Entry], int]:
+        """Up to ``limit`` entries that tell what happened, numbered after ``seq``, and
+        how many such entries after ``seq`` are no longer kept (0: nothing was lost)."""
+        import bisect
+
+        start = bisect.bisect_right(self._told_seqs, seq)
+        lost = 0
+        if start == 0 and self._told_seqs and self._told_seqs[0] > seq + 1:
+            lost = self._told_seqs[0] - seq - 1  # numbers between: older than kept
+        return self._told[start:start + limit], lost
 
     def chatter(self, kind: Kind, name: str, **data: object) -> None:
         """An entry a process can make as often as it likes (a notify message): a few a
@@ -123,9 +153,13 @@ class Journal:
         entry, c.pending, c.skipped = c.pending, None, 0
         self._put(entry, chatter=True)
 
-    def _entry(self, kind: Kind, name: str | None, data: dict[str, object]) -> Entry:
-        entry: Entry = {"t": round(self.clock(), 4), "wall": round(time.time(), 3),
-                        "kind": kind}
+    def _entry(self, kind: Kind, name: str | None, data: dict[str, object],
+               when: float | None = None) -> Entry:
+        self.seq += 1
+        now = self.clock()
+        at = now if when is None else when
+        entry: Entry = {"t": round(at, 4), "wall": round(time.time() - (now - at), 3),
+                        "kind": kind, "seq": self.seq}
         if name is not None:
             entry["name"] = name
         entry.update({k: v for k, v in data.items() if v is not None})

@@ -24,6 +24,7 @@ class Kind(StrEnum):
     DECISION = "decision"  # the operator's kill, abandon or wait, or extend at a question
     COMMAND = "command"  # a command over the control socket, and who sent it (uid, ssh)
     OUTCOME = "outcome"  # how a run ended
+    ALL_ENDED = "all-ended"  # nothing runs any more after a shutdown; the exit status
     RELOAD = "reload"  # the config was read again: what was added, removed, changed
     STOP_COMMAND = "stop-command"  # a run's stop command started, or how it ended
     JOURNAL_GAP = "journal-gap"  # entries not written (a full disk): how many, and why

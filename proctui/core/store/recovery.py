@@ -3,28 +3,27 @@ and what is proven ours is shown and stopped with the normal countdown before it
 successor starts; what is doubtful is held for the operator, never signalled; what is
 gone or a stranger's loses its stale file.
 
-This finds and words; the life machine decides (``Leftover``) and the engine carries it
-out (taking a leftover over as a run, holding it for good)."""
+This finds and words; each leftover becomes a process of its own (``step.new_proc``),
+whose life machine decides what becomes of it."""
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from proctui.config import ProcessSpec
-from proctui.core.life.machine import Leftover, Life
-from proctui.core.life.outcome import EndKind, Outcome, RunRecord, describe
+from proctui.core.life.stages import Leftover
+from proctui.core.life.state import LeftoverFacts, Proc
+from proctui.core.life.step import new_proc
 from proctui.core.os.oslayer import OSLayer
-from proctui.core.process import Managed
 from proctui.core.store.leftovers import Proof, judge
 from proctui.core.store.rundir import RunDir, RunDirError
 
 
 def find(run_dir: RunDir | None, os_layer: OSLayer, boot_id: str,
          specs: Sequence[ProcessSpec], defaults: ProcessSpec | None, interactive: bool,
-         say: Callable[[str], None]) -> list[Managed]:
+         say: Callable[[str], None]) -> list[Proc]:
     """Every leftover in the run directory, judged, as processes to show (stale files of
     processes that are gone, or strangers', are removed)."""
     if run_dir is None:
@@ -35,7 +34,7 @@ def find(run_dir: RunDir | None, os_layer: OSLayer, boot_id: str,
         say(f"warning: {e}")
         return []
     taken = {s.name for s in specs}
-    found: list[Managed] = []
+    found: list[Proc] = []
     for entry in entries:
         record = entry.record
         if record is None:
@@ -59,47 +58,15 @@ def find(run_dir: RunDir | None, os_layer: OSLayer, boot_id: str,
         while name in taken:
             name += "'"
         taken.add(name)
-        m = Managed(replace(spec, name=record.name, cmd=" ".join(record.cmdline)), name)
-        m.pid_name = record.name
-        m.record, m.verdict = record, verdict
+        held = ""
         if verdict.pgid is None and not verdict.escapees:
             kind = Leftover.UNPROVABLE
         elif verdict.proof is Proof.DOUBT:
             kind = Leftover.DOUBT
-            m.held = verdict.why
+            held = verdict.why
         else:
             kind = Leftover.PROVEN
-        m.life = Life(name, has_deps=False, leftover=kind, stop_wanted=True,
-                      interactive=interactive)
-        found.append(m)
+        found.append(new_proc(replace(spec, name=record.name, cmd=" ".join(record.cmdline)),
+                              name, interactive=interactive, kind=kind,
+                              leftover=LeftoverFacts(record, verdict, held)))
     return found
-
-
-def held_words(m: Managed) -> str:
-    record = m.record
-    assert record is not None
-    return (f"leftover from an earlier run (pid {record.pid}, started "
-            f"{_when(record.started_at)}) held: {m.held}. It is not signalled; stop, abandon "
-            "or adopt it yourself")
-
-
-def take_over_words(m: Managed, stop: bool) -> str | None:
-    record = m.record
-    assert record is not None
-    start = f"leftover from an earlier run (pid {record.pid}, started " \
-            f"{_when(record.started_at)})"
-    if m.stops_after and not stop:
-        return f"{start}: stops after {', '.join(m.stops_after)}, which depend on it"
-    return f"{start}: stopping it" if stop else None
-
-
-def held_outcome(m: Managed) -> Outcome:
-    """Nobody can decide about a doubtful leftover: leave it, say so, keep its file."""
-    assert m.record is not None
-    return describe(RunRecord(end=EndKind.HELD, pid=m.record.pid, ended_at=time.monotonic(),
-                              error=m.held, left_running=(m.record.pid,)))
-
-
-def _when(started_at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_at)) \
-        if started_at > 0 else "at an unknown time"

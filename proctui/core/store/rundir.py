@@ -23,6 +23,7 @@ from urllib.parse import quote, unquote
 from proctui.core.store.pidfile import MAX_PID_FILE, PidRecord
 
 PID_SUFFIX = ".pid"
+SUPERVISOR_LOG = "supervisor.log"  # a detached supervisor's own lines (proctui.daemon)
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 

@@ -1,0 +1,28 @@
+"""``proctui abandon NAME...``: leave the process running, never signal it again; its
+outcome names every pid left running.
+
+Wire: {"op": "abandon", "name": NAME}. Faults: UNKNOWN_NAME; NOT_RUNNING when it has no
+live group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Named
+from proctui.core.life import inputs as i
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Abandon(Named):
+    """Abandon NAME...: leave it running, never signal it again."""
+
+    op = "abandon"
+    cli: ClassVar[Cli | None] = Cli("NAME...", "abandon")
+    palette = "Abandon the selected process: leave it running, never signal it again"
+
+    def event(self, engine: Engine) -> object:
+        return i.AbandonCmd()

@@ -1,0 +1,28 @@
+"""``proctui kill NAME...``: SIGKILL to the process's whole group now (at a decision:
+the kill). Nothing restarts it.
+
+Wire: {"op": "kill", "name": NAME}. Faults: UNKNOWN_NAME; NOT_RUNNING when it has no live
+group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Named
+from proctui.core.life import inputs as i
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Kill(Named):
+    """Kill NAME... now: SIGKILL to its whole group (at a decision: kill)."""
+
+    op = "kill"
+    cli: ClassVar[Cli | None] = Cli("NAME...", "kill")
+    palette = "Kill the selected process now: SIGKILL to its whole group"
+
+    def event(self, engine: Engine) -> object:
+        return i.KillCmd()

@@ -1,0 +1,55 @@
+"""``proctui reload``: read the config file again, off the core's loop, and carry the
+difference out: start what was added, stop what was removed (its countdown as in a
+shutdown, after its removed dependents), restart what changed, leave the rest running
+(same pids). A process is matched by name, and changed only when what it runs or how
+changed (its resolved settings), never because the file was named another way. A
+config that no longer parses changes nothing.
+
+Wire: {"op": "reload"}; the reply's text has one line per change, once every removed
+process has ended (or after a few seconds). Faults: BAD_VALUE (the one-line error) when
+the file does not parse; REFUSED when the supervisor was started from commands, or
+everything is stopping."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Command
+from proctui.core.reply import Done, Fault, failed
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Reload(Command):
+    """Read the config file again: start what was added, stop what was removed, restart
+    what changed, leave the rest running."""
+
+    op = "reload"
+    cli: ClassVar[Cli | None] = Cli("", "reload")
+    palette = "Reload the config file: start what was added, stop what was removed"
+
+    def execute(self, engine: Engine) -> Done | concurrent.futures.Future[Done]:
+        from proctui.config import ConfigError
+        from proctui.core import reload
+
+        load = engine.reload_from
+        if load is None:
+            return failed(Fault.REFUSED, "reload: this supervisor was started from commands, "
+                                         "not from a file: nothing to read again")
+        answer: concurrent.futures.Future[Done] = concurrent.futures.Future()
+
+        async def read_then_carry_out() -> None:
+            try:
+                specs = await asyncio.to_thread(load)
+            except ConfigError as e:
+                engine.answer_later(answer, failed(Fault.BAD_VALUE, str(e)))
+                return
+            reload.carry_out(engine, specs, answer)
+
+        engine.loop.create_task(read_then_carry_out())
+        return answer

@@ -1,0 +1,28 @@
+"""``proctui restart NAME...``: stop a process as ``stop`` does, then start it again
+(at once if it is waiting to restart; started if it had ended).
+
+Wire: {"op": "restart", "name": NAME}. Faults: UNKNOWN_NAME; REFUSED for a leftover of an
+earlier run, or when everything is stopping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Named, left_running
+from proctui.core.life import machine as life
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Restart(Named):
+    """Restart NAME..."""
+
+    op = "restart"
+    cli: ClassVar[Cli | None] = Cli("NAME...", "restart")
+    palette = "Restart the selected process"
+
+    def event(self, engine: Engine) -> object:
+        return life.RestartCmd(left_running=left_running(engine, self.name))

@@ -1,0 +1,28 @@
+"""``proctui start NAME...``: start a process again once it has ended (with its
+dependencies looked at as at start-up).
+
+Wire: {"op": "start", "name": NAME}. Faults: UNKNOWN_NAME; REFUSED when it has not ended,
+when everything is stopping, or while a pid of its last run is still alive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Named, left_running
+from proctui.core.life import machine as life
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Start(Named):
+    """Start NAME... again, once it has ended."""
+
+    op = "start"
+    cli: ClassVar[Cli | None] = Cli("NAME...", "start")
+    palette = "Start the selected process again, once it has ended"
+
+    def event(self, engine: Engine) -> object:
+        return life.StartCmd(left_running=left_running(engine, self.name))

@@ -1,0 +1,28 @@
+"""``proctui stop NAME...``: the stop signal to the process's group, then the countdown
+to its stop deadline (or its stop command, when it has one).
+
+Wire: {"op": "stop", "name": NAME}. Faults: UNKNOWN_NAME; NOT_RUNNING when it has no live
+group; REFUSED when it is stopping already."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from proctui.commands.base import Cli, Named
+from proctui.core.life import machine as life
+
+if TYPE_CHECKING:
+    from proctui.core.engine import Engine
+
+
+@dataclass(frozen=True)
+class Stop(Named):
+    """Stop NAME...: the stop signal, then the countdown."""
+
+    op = "stop"
+    cli: ClassVar[Cli | None] = Cli("NAME...", "stop")
+    palette = "Stop the selected process: its stop signal, then the countdown"
+
+    def event(self, engine: Engine) -> object:
+        return life.StopCmd()
