@@ -6,14 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from proctui.core.output.lines import Stream
 from proctui.core.output.text import clean
 from proctui.frontends.control import UnknownProcess
 from proctui.frontends.words import run_mark
 from proctui.protocol import commands
-from proctui.remote.client import Connection
+from proctui.remote.client import Connection, NotAnswering
 
 
 def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: TextIO) -> int:
@@ -50,24 +50,84 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     conn.send(commands.Watch([name], start={name: page.next}, acks=True))
     seen = conn.views.get(name)
     while True:
-        message = conn.event()  # raises NotAnswering when the supervisor falls silent
+        try:
+            message = conn.event()
+        except NotAnswering as e:  # it fell silent: stopped (SIGSTOP) or stuck
+            return _lost(name, str(e))
+        except ConnectionError:  # (a reset is a close with our acks still unread)
+            message = None
+        except (OSError, ValueError) as e:  # a failed link; a message that is no message
+            return _lost(name, f"{_gone(conn)} ({e})")
         if message is None:
-            return 0  # the supervisor ended
+            if conn.state.get("all_ended"):  # its goodbye: the last state said so
+                _aside(f"the supervisor has ended: no more of {name}'s output will come")
+                return 0
+            # Closed with no goodbye: killed, crashed, or the link under it broke. A
+            # script following the output must not take that for the end of the run.
+            return _lost(name, _gone(conn))
         if conn.acknowledge(message):
             continue
-        if message.get("t") == "views":
-            conn._views(message)
-            now = conn.views.get(name)
-            mark = run_mark(seen, now)
-            seen = now
-            if mark:
-                out.write(clean(f"── {name}: {mark} ──") + "\n")
-        if message.get("t") == "out" and message.get("n") == name:
-            if message.get("d"):
-                out.write(f"[{message['d']} lines dropped: this reader fell behind]\n")
-            _print_lines(out, message["l"], _expand(message["s"]), colour)
-            with contextlib.suppress(OSError, ValueError):
-                out.flush()
+        kind = message.get("t")
+        try:
+            if kind == "state":
+                conn.state = message  # (its all_ended tells a goodbye from a loss)
+            elif kind == "views":
+                _views(conn, message)
+                now = conn.views.get(name)
+                mark, seen = run_mark(seen, now), now
+                if mark:
+                    out.write(clean(f"── {name}: {mark} ──") + "\n")
+            elif kind == "out" and message.get("n") == name:
+                got, streams, dropped = _output(message)
+                if dropped:
+                    out.write(f"[{dropped} lines dropped: this reader fell behind]\n")
+                _print_lines(out, got, streams, colour)
+                with contextlib.suppress(OSError, ValueError):
+                    out.flush()
+        except _Malformed as e:
+            return _lost(name, f"{_gone(conn)}: it sent a malformed message ({e})")
+
+
+class _Malformed(Exception):
+    """A pushed message that is not what the protocol says (a box over --host may lie)."""
+
+
+def _output(message: dict[str, Any]) -> tuple[list[str], list[int], int]:
+    """An "out" push's lines, the stream of each, and how many were dropped before them."""
+    lines, runs, dropped = message.get("l"), message.get("s"), message.get("d") or 0
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise _Malformed("its lines are not text")
+    if not isinstance(runs, list) or not isinstance(dropped, int):
+        raise _Malformed("its streams or its count of dropped lines are not numbers")
+    streams: list[int] = []
+    for run in runs:  # [stream, count]: a count is not trusted to be the lines' own
+        if not (isinstance(run, list) and len(run) == 2 and
+                all(isinstance(n, int) for n in run)):
+            raise _Malformed("its streams are not numbers")
+        streams += [run[0]] * max(0, min(run[1], len(lines) - len(streams)))
+    return lines, streams, max(0, dropped)
+
+
+def _views(conn: Connection, message: dict[str, Any]) -> None:
+    try:
+        conn._views(message)
+    except (KeyError, TypeError, ValueError) as e:
+        raise _Malformed(f"a view that is not one: {e!r}") from None
+
+
+def _gone(conn: Connection) -> str:
+    """What ended the connection, as far as this end can tell."""
+    if not conn.local:  # (the box's end of the link ends with its supervisor too)
+        return f"{conn.where}: the link to the supervisor was lost (or the supervisor " \
+               "went away)"
+    pid = conn.pid or conn.hello.get("pid")
+    return f"the supervisor{f' (pid {pid})' if pid else ''} went away without ending"
+
+
+def _lost(name: str, why: str) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"proctui: error: {why}: no more of {name}'s output will come\n")
+    return 1
 
 
 def _aside(words: str) -> None:
@@ -81,10 +141,6 @@ def _print_lines(out: TextIO, lines: list[str], streams: list[int], colour: bool
             if stream != Stream.PROCTUI]
     if text:
         out.write("\n".join(text) + "\n")
-
-
-def _expand(runs: list[list[int]]) -> list[int]:
-    return [s for s, count in runs for _ in range(count)]
 
 
 def _is_tty(out: TextIO) -> bool:
