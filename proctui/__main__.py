@@ -1,3 +1,3 @@
-from proctui.startup import main
+from proctui.cli import main
 
 main()

@@ -1,43 +1,54 @@
-"""The control commands' modules are imported only when asked for: the table that says
-which module holds which command must be the truth, or a command would vanish."""
+"""A command's module is imported only when it is asked for: the table that says which
+module holds which command (``proctui.cli.COMMANDS``) must be the truth, or a command
+would vanish, and ``run`` or ``status`` must not pay for the others."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
+
+import click
 
 from tests.conftest import PY
 
 
-def test_the_lazy_table_names_every_command_where_it_is_defined():
-    from proctui.cli import cli
-    from proctui.cli_base import LAZY
+def test_the_table_names_every_command_where_it_is_defined():
+    from proctui.cli import COMMANDS, cli
 
     ctx = cli.make_context("proctui", ["--help"], resilient_parsing=True)
-    listed = cli.list_commands(ctx)  # imports every module
-    where: dict[str, list[str]] = {}
-    for name in listed:
-        command = cli.get_command(ctx, name)
-        assert command is not None and command.callback is not None
-        where.setdefault(command.callback.__module__, []).append(name)
-    assert {m: tuple(sorted(n)) for m, n in where.items() if m != "proctui.cli"} == \
-        {m: tuple(sorted(n)) for m, n in LAZY.items()}
+    for module, names in COMMANDS.items():
+        found = [value for value in vars(importlib.import_module(module)).values()
+                 if isinstance(value, click.Command)]
+        inner = {id(c) for group in found if isinstance(group, click.Group)
+                 for c in group.commands.values()}  # export's systemd
+        assert {c.name for c in found if id(c) not in inner} == set(names), module
+        for name in names:
+            command = cli.get_command(ctx, name)
+            assert command is not None and command.name == name
+            assert command.callback is not None and command.callback.__module__ == module
+    assert cli.get_command(ctx, "stauts") is None
 
 
-def test_run_does_not_import_the_control_commands_and_each_command_is_found():
-    probe = ("import sys; from proctui.cli import cli; "
-             "ctx = cli.make_context('proctui', ['run', '--help'], resilient_parsing=True); "
-             "cli.get_command(ctx, 'run'); "
-             "print(sorted(m for m in sys.modules if m.startswith('proctui.cli')))")
-    got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, check=True)
-    assert got.stdout.strip() == "['proctui.cli', 'proctui.cli_base', 'proctui.cli_quick']", \
-        got.stdout
-    for name in ("status", "reload", "ls", "export", "stdio"):
+def test_run_and_status_import_only_their_own_commands_and_each_command_is_found():
+    for name, own in (("run", "launch"), ("status", "control_commands")):
+        probe = ("import sys; from proctui.cli import cli; "
+                 f"ctx = cli.make_context('proctui', ['{name}', '--help'], "
+                 "resilient_parsing=True); "
+                 f"cli.get_command(ctx, '{name}'); "
+                 "print(*sorted(m for m in sys.modules if m.startswith('proctui.cli')), "
+                 "any(m.startswith(('textual', 'proctui.core.supervisor', "
+                 "'proctui.core.engine')) for m in sys.modules))")
+        got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, check=True)
+        expected = sorted(["proctui.cli", "proctui.cli.echo", f"proctui.cli.{own}",
+                           "proctui.cli.options"])
+        assert got.stdout.split() == [*expected, "False"], got.stdout
+    for name in ("status", "reload", "ls", "export", "stdio", "is-ready"):
         help_ = subprocess.run([PY, "-m", "proctui", name, "--help"], capture_output=True,
                                text=True, timeout=60)
         assert help_.returncode == 0 and "Usage: proctui " + name in help_.stdout, help_
     listing = subprocess.run([PY, "-m", "proctui", "--help"], capture_output=True,
                              text=True, timeout=60).stdout
-    for name in ("status", "reload", "events", "export", "run"):
+    for name in ("status", "reload", "events", "export", "run", "timeline", "is-ready"):
         assert f"  {name} " in listing, listing
     assert "stdio" not in listing  # hidden, as before
     typo = subprocess.run([PY, "-m", "proctui", "stauts"], capture_output=True, text=True,

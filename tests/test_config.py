@@ -140,7 +140,8 @@ BAD_TOML = [
     ('[processes.a]\ncmd = "x\\u0000y"\n', "key 'cmd': contains a NUL"),
     ('[processes.a]\ncmd = "x"\nscrollback = 9223372036854775808\n', "key 'scrollback'"),
     ('[processes.a]\ncmd = "x"\nstop_timeout = inf\n', "key 'stop_timeout'"),
-    ('[processes.a]\ncmd = "x"\nstop_timeout = 1e300\n', "at most 8640000 seconds"),
+    ('[processes.a]\ncmd = "x"\nstop_timeout = 1e300\n',
+     "expected a number of seconds, at most 8640000 (100 days)"),
     ('[processes.a]\ncmd = "x"\nmax_line_length = 10000000000\n', "key 'max_line_length'"),
     (f'[processes.{"n" * 500}]\ncmd = "x"\n', "process name is too long (at most 64"),
     # 26 characters: not "at most 64 characters", but the limit it is over.

@@ -856,3 +856,63 @@ def test_a_new_link_forgets_what_the_old_one_said_was_still_coming(served):
         assert core.settled, "the old link's 'still coming' outlived it"
     finally:
         core.close()
+
+
+def _ping_padded(size: int) -> bytes:
+    """A ping of ``size`` bytes, its newline included: the padding is a field no request
+    has, which decoding ignores, so only the length can refuse it."""
+    head = b'{"op": "ping", "id": 7, "pad": "'
+    return head + b"x" * (size - len(head) - 3) + b'"}\n'
+
+
+@pytest.mark.parametrize("size", [wire.MAX_LINE + 2, wire.MAX_LINE + 1000, 2 * wire.MAX_LINE])
+def test_a_line_over_the_bound_is_refused_however_it_arrives(served, size):
+    """The bound held while a line was still arriving, not for the read that ended it: a
+    line of MAX_LINE and a little more, sent at once, was answered."""
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(_ping_padded(size))
+        messages = closed_by_server(sock)
+    finally:
+        sock.close()
+    assert not [m for m in messages if m.get("t") == "reply"]
+    assert [m["error"] for m in messages if m.get("t") == "error"] == ["message too long"]
+    conn = s.connection()  # the supervisor still answers at once
+    try:
+        began = time.monotonic()
+        assert conn.call(commands.Tail("a")).ok
+        assert time.monotonic() - began < 2.0
+    finally:
+        conn.close()
+
+
+def test_a_line_of_the_bound_exactly_is_answered(served):
+    s = served([spec("a", "sleep 60")])
+    sock = s.raw()
+    try:
+        sock.sendall(_ping_padded(wire.MAX_LINE + 1))  # MAX_LINE bytes and its newline
+        replies = [m for m in read_messages(sock, time.monotonic() + 3.0)
+                   if m.get("t") == "reply"]
+    finally:
+        sock.close()
+    assert [(r["id"], r["ok"]) for r in replies] == [(7, True)]
+
+
+def test_a_request_with_a_key_twice_is_refused_as_a_bad_request(served):
+    """JSON keeps the last of two keys of one name: "stop a" that also says "b" is
+    ambiguous, not a stop of b."""
+    s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
+    sock = s.raw()
+    try:
+        sock.sendall(b'{"op": "stop", "name": "a", "name": "b", "id": 1}\n'
+                     b'{"op": "ping", "id": 2}\n')
+        replies = {m["id"]: m for m in read_messages(sock, time.monotonic() + 3.0)
+                   if m.get("t") == "reply"}
+    finally:
+        sock.close()
+    assert (replies[1]["ok"], replies[1]["fault"]) == (False, "BAD_REQUEST")
+    assert replies[1]["text"] == "stop: the key 'name' is given twice"
+    assert replies[2]["ok"]  # the connection goes on
+    assert s.view("a").phase is Phase.RUNNING and s.view("b").phase is Phase.RUNNING

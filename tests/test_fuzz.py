@@ -291,6 +291,27 @@ def test_any_request_decodes_to_a_command_or_a_fault(op, rest):
         assert decode(request.wire()) == request
 
 
+@settings(max_examples=500, deadline=None)
+@given(OPS, st.lists(st.tuples(KEYS_OF_REQUESTS | st.just("op"),
+                               JSON | st.integers(10**300, 10**400)), max_size=6))
+def test_a_request_that_repeats_a_key_is_refused_never_guessed(op, pairs):
+    """JSON keeps the last of two keys of one name; a request that names one twice (its
+    op too) is a BAD_REQUEST, whichever they are, and nothing here raises."""
+    from proctui.protocol import wire
+    from proctui.protocol.decode import decode
+    from proctui.protocol.replies import Done, Fault
+
+    pairs = [("op", op), *pairs]
+    text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
+    request = decode(wire.loads(text.encode()))
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) < len(keys):
+        assert isinstance(request, Done) and request.fault is Fault.BAD_REQUEST
+        assert "twice" in request.text
+    else:
+        assert not isinstance(request, Done) or (not request.ok and request.fault)
+
+
 SAFE_OPS = st.sampled_from(["stop", "start", "restart", "kill", "abandon", "wait", "adopt",
                             "clear", "extend", "set_interactive", "usage", "hello", "watch",
                             "journal", "tail", "ping", "nope"])

@@ -53,7 +53,8 @@ def load_procfile(path: Path, display: str | None = None) -> Config:
 
     source = display or str(path)
     try:
-        text = read_text(path)
+        # A byte that is not UTF-8 is refused by the line it is on, naming its process.
+        text = read_text(path, keep_bad_bytes=True)
     except UnreadableFile as e:
         raise ConfigError(source, str(e)) from None
     return parse_procfile(text, source, path.resolve().parent, path.resolve())

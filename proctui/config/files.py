@@ -14,7 +14,10 @@ class UnreadableFile(Exception):
     """``str()`` is the reason, for a ConfigError."""
 
 
-def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
+def read_text(path: Path, limit: int = MAX_CONFIG_BYTES, *, keep_bad_bytes: bool = False) -> str:
+    """The file's text; UnreadableFile says why there is none. ``keep_bad_bytes``: a byte
+    that is not UTF-8 comes as Python's lone surrogate for it (surrogateescape), for a
+    reader that names the line and the process it is in; else it is the file's error."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -44,8 +47,17 @@ def read_text(path: Path, limit: int = MAX_CONFIG_BYTES) -> str:
         os.close(fd)
     raw = b"".join(chunks)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8", "surrogateescape" if keep_bad_bytes else "strict")
     except UnicodeDecodeError as e:
-        raise UnreadableFile(f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise UnreadableFile(f"not UTF-8 text ({_place(raw, e.start)})") from None
     # Editors on Windows start UTF-8 files with a byte order mark; it is not content.
     return text.removeprefix("\ufeff")
+
+
+def _place(raw: bytes, at: int) -> str:
+    """Where the byte at ``at`` is, as an editor shows it: its line, and its column in
+    characters, not an offset in bytes from the start of the file."""
+    start = raw.rfind(b"\n", 0, at) + 1
+    line = raw.count(b"\n", 0, at) + 1
+    column = len(raw[start:at].decode("utf-8", "replace")) + 1
+    return f"a byte \\x{raw[at]:02x} at line {line}, column {column}"

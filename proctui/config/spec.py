@@ -32,11 +32,23 @@ class ConfigError(Exception):
                  key: str | None = None) -> None:
         where = [source]
         if process is not None:
-            where.append(f"process {process!r}")
+            where.append(f"process {_shown(process)}")
         if key is not None:
             where.append(f"key {key!r}")
         super().__init__(f"{': '.join(where)}: {message}")
         self.source, self.process, self.key = source, process, key
+
+
+def _shown(name: str) -> str:
+    """A name quoted, a byte that was not UTF-8 as that byte: an argument b"w\\xff" comes
+    to Python as "w\\udcff", which repr() wrote as 'w\\udcff' (no byte the user typed)."""
+    shown = repr(name)
+    if "\\udc" not in shown:
+        return shown
+    import re
+
+    # Not where the backslash is the name's own, which repr() doubles: an odd run only.
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])", r"\1\\x\2", shown)
 
 
 class OnTimeout(Enum):

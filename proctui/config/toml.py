@@ -10,7 +10,7 @@ from pathlib import Path
 
 from proctui.config.files import UnreadableFile, read_text
 from proctui.config.graph import check_dependencies
-from proctui.config.shell import shell_argv
+from proctui.config.shell import shell_argv, split
 from proctui.config.spec import (
     Config,
     ConfigError,
@@ -53,6 +53,9 @@ def parse_toml(text: str, source: str, base: Path, path: Path | None = None) -> 
         raise ConfigError(source, f"TOML syntax error: {e}") from None
     except RecursionError:
         raise ConfigError(source, "TOML syntax error: nested too deeply") from None
+    except ValueError:  # not a TOMLDecodeError: int() refuses over 4300 digits
+        raise ConfigError(source, "TOML syntax error: a number of too many digits (at most "
+                                  "4300)") from None
     top = Where(source, None)
     unknown = sorted(set(data) - {"defaults", "processes"})
     if unknown:
@@ -140,7 +143,7 @@ def _command(cmd: object, shell: bool, where: Where) -> tuple[tuple[str, ...], s
         if shell:
             return shell_argv(cmd), cmd
         try:
-            argv = shlex.split(cmd)
+            argv = split(cmd)
         except ValueError as e:
             raise where.error("cmd", f"cannot split command: {e}") from None
         if not argv:
@@ -222,7 +225,7 @@ def _ready(value: object, where: Where) -> ReadyCheck:
             raise where.error("ready.log", f"not a regular expression: {e}") from None
         return ReadyCheck(log=raw)
     if kind == "tcp":
-        m = re.fullmatch(r"\[?([^\]]*)\]?:(\d{1,5})", raw) if isinstance(raw, str) else None
+        m = re.fullmatch(r"\[?([^\]]*)\]?:([0-9]{1,5})", raw) if isinstance(raw, str) else None
         if not m or not 0 < int(m.group(2)) < 65536:
             raise where.error("ready.tcp", f"expected \"host:port\", got {show(raw)}")
         return ReadyCheck(tcp=(m.group(1) or "127.0.0.1", int(m.group(2))), interval=interval)

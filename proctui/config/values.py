@@ -35,32 +35,38 @@ class Where:
 def seconds(value: object, key: str | None, where: Where, *, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.error(key, f"expected a number of seconds, got {show(value)}")
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+    # An int is finite however long, and never converted until it is known to be in
+    # bounds: math.isfinite() of a 400-digit one (TOML has no bound) raised OverflowError.
+    finite = math.isfinite(value) if isinstance(value, float) else True
+    if not finite or value < 0 or (positive and value == 0):
         bound = "> 0" if positive else ">= 0"
         raise where.error(key, f"expected a number of seconds {bound}, got {show(value)}")
     if value > MAX_SECONDS:
-        raise where.error(key, f"at most {MAX_SECONDS:.0f} seconds (100 days), got "
-                               f"{show(value)}")
+        raise where.error(key, f"expected a number of seconds, at most {MAX_SECONDS:.0f} "
+                               f"(100 days), got {show(value)}")
     return float(value)
 
 
-# Compiled (and cached by re) at the first duration with a unit, not at every start.
-_DURATION = r"(\d+(?:\.\d*)?|\.\d+)([hms])"
+# ASCII digits only, and not too many: \d and str.isdigit() take ١٢ and ５ (and ² for
+# isdigit, on which int() then raised). Compiled (and cached by re) at the first duration.
+_NUMBER = r"(?:[0-9]{1,15}(?:\.[0-9]{0,9})?|\.[0-9]{1,9})"
+_DURATION = rf"(?:({_NUMBER})h)?(?:({_NUMBER})m)?(?:({_NUMBER})s)?"
 
 
 def parse_duration(text: str) -> float | None:
     """``10``, ``1.5``, ``10s``, ``2m``, ``1h30m``: seconds, or None when it is not one of
-    these (a sign, ``nan``, an exponent or another unit is not a duration)."""
+    these (a sign, ``nan``, an exponent, another unit, a digit that is not ASCII or a
+    number of more than 15 digits is not a duration)."""
     text = text.strip()
-    if re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", text):
+    if len(text) > 80:
+        return None
+    if re.fullmatch(_NUMBER, text):
         return float(text)
-    parts = re.findall(_DURATION, text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+    m = re.fullmatch(_DURATION, text)
+    if m is None or not any(m.groups()):
         return None
-    units = [u for _, u in parts]
-    if len(set(units)) != len(units) or units != sorted(units, key="hms".index):
-        return None
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+    return sum(float(n) * unit for n, unit in zip(m.groups(), (3600, 60, 1), strict=True)
+               if n is not None)
 
 
 def count(value: object, key: str, where: Where, minimum: int, maximum: int) -> int:
@@ -70,30 +76,30 @@ def count(value: object, key: str, where: Where, minimum: int, maximum: int) -> 
     return value
 
 
-_RT = r"^RT(MIN|MAX)(?:([+-])(\d+))?$"  # compiled at the first signal by name
+_RT = r"^RT(MIN|MAX)(?:([+-])([0-9]{1,3}))?$"  # compiled at the first signal by name
 
 
 def parse_signal(value: object, key: str = "stop_signal", where: Where | None = None) -> int:
     """A signal by name (TERM, SIGTERM, RTMIN+3, SIGRTMAX-1) or number."""
     where = where or Where(COMMAND_LINE, None)
     if isinstance(value, int) and not isinstance(value, bool):
-        return _signal_number(value, key, where, repr(value))
+        return _signal_number(value, key, where, show(value))
     if not isinstance(value, str) or not value.strip():
         raise where.error(key, f"expected a signal name such as \"TERM\", got {show(value)}")
     text = value.strip().upper().replace(" ", "")
-    if text.isdigit():
-        return _signal_number(int(text), key, where, repr(value))
+    if re.fullmatch("[0-9]{1,9}", text):  # (isdigit() is true for "²", which int() refuses)
+        return _signal_number(int(text), key, where, show(value))
     name = text[3:] if text.startswith("SIG") else text
     rt = re.match(_RT, name)
     if rt and hasattr(signal, "SIGRTMIN"):
         base = int(signal.SIGRTMIN) if rt.group(1) == "MIN" else int(signal.SIGRTMAX)
         offset = int(rt.group(3) or 0) * (-1 if rt.group(2) == "-" else 1)
-        return _signal_number(base + offset, key, where, repr(value))
+        return _signal_number(base + offset, key, where, show(value))
     try:
         number = int(signal.Signals["SIG" + name])
     except KeyError:
-        raise where.error(key, f"unknown signal {value!r}") from None
-    return _signal_number(number, key, where, repr(value))
+        raise where.error(key, f"unknown signal {show(value)}") from None
+    return _signal_number(number, key, where, show(value))
 
 
 def _signal_number(number: int, key: str, where: Where, shown: str) -> int:
@@ -119,6 +125,11 @@ def show(value: object) -> str:
         return repr(value) if len(value) <= 60 else repr(value[:57] + "...")
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and abs(value) >= 10**30:  # (a TOML integer has no bound)
+        # Not written out: str() of an int of over 4300 digits raises ValueError.
+        if value.bit_length() > 10_000:
+            return "a number of over 3000 digits"
+        return f"a {len(str(abs(value)))}-digit number"
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
@@ -190,6 +201,9 @@ def exit_codes(value: object, key: str, where: Where) -> tuple[int, ...]:
     if not isinstance(value, list):
         raise where.error(key, f"expected a list of exit codes such as [0, 143], got "
                                f"{show(value)}")
+    if not value:
+        # Every ending would be a failure, a clean exit 0 too: a slip, not a wish.
+        raise where.error(key, "must name at least one exit code, such as [0]")
     codes: list[int] = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= 255:
@@ -202,6 +216,10 @@ def exit_codes(value: object, key: str, where: Where) -> tuple[int, ...]:
 def check_name(name: object, where: Where) -> str:
     if not isinstance(name, str) or not name.strip():
         raise where.error(None, "process name is empty")
+    if (byte := not_utf8(name)) is not None:
+        # Undecodable bytes in an argument (b"\xff=true") arrive as lone surrogates;
+        # a name goes into file names, JSON and the screen, which all need UTF-8.
+        raise where.error(None, f"process name contains a byte that is not UTF-8 ({byte})")
     if _NAME_BAD.search(name):
         raise where.error(None, f"process name {name!r} contains a control character")
     if name != name.strip():
@@ -219,6 +237,19 @@ def check_name(name: object, where: Where) -> str:
     if name == "proctui":  # its lines would read as proctui's own ("proctui | ...")
         raise where.error(None, "process name 'proctui' is proctui's own label")
     return name
+
+
+_UNDECODABLE = r"[\ud800-\udfff]"  # compiled at the first name checked
+
+
+def not_utf8(text: str) -> str | None:
+    """The first character of ``text`` that UTF-8 cannot hold, as the byte it stood for
+    (``\\xff``: Python decodes an undecodable byte into a lone surrogate), else None."""
+    m = re.search(_UNDECODABLE, text)
+    if m is None:
+        return None
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def no_nul(value: str, key: str, where: Where) -> str:

@@ -15,7 +15,7 @@ from proctui.frontends.control import UnknownProcess
 from proctui.frontends.words import run_mark
 from proctui.protocol import pushes
 from proctui.protocol.link import Tail, Watch
-from proctui.remote.client import Connection
+from proctui.remote.client import Connection, NotAnswering
 
 
 def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: TextIO) -> int:
@@ -52,18 +52,29 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
     conn.send(Watch([name], start={name: page.next}, acks=True))
     seen = conn.views.get(name)
     while True:
-        message = conn.event()  # raises NotAnswering when the supervisor falls silent
+        try:
+            message = conn.event()
+        except NotAnswering as e:  # it fell silent: stopped (SIGSTOP) or stuck
+            return _lost(name, str(e))
+        except ConnectionError:  # (a reset is a close with our acks still unread)
+            message = None
+        except (OSError, ValueError) as e:  # a failed link; a message that is no message
+            return _lost(name, f"{_gone(conn)} ({e})")
         if message is None:
-            return 0  # the supervisor ended
-        push = pushes.decode(message)
+            if conn.state.all_ended:  # its goodbye: the last state said so
+                _aside(f"the supervisor has ended: no more of {name}'s output will come")
+                return 0
+            # Closed with no goodbye: killed, crashed, or the link under it broke. A
+            # script following the output must not take that for the end of the run.
+            return _lost(name, _gone(conn))
+        push = pushes.decode(message)  # (typed, whatever a box over --host may send)
         if isinstance(push, pushes.PushEnd):
             conn.acknowledge(message)
             continue
         if isinstance(push, pushes.Views):
             conn.keep(push)
             now = conn.views.get(name)
-            mark = run_mark(seen, now)
-            seen = now
+            mark, seen = run_mark(seen, now), now
             if mark:
                 out.write(clean(f"── {name}: {mark} ──") + "\n")
         elif isinstance(push, pushes.Out) and push.name == name:
@@ -74,6 +85,21 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
                 out.flush()
         else:
             conn.keep(push)
+
+
+def _gone(conn: Connection) -> str:
+    """What ended the connection, as far as this end can tell."""
+    if not conn.local:  # (the box's end of the link ends with its supervisor too)
+        return f"{conn.where}: the link to the supervisor was lost (or the supervisor " \
+               "went away)"
+    pid = conn.pid or conn.hello.pid
+    return f"the supervisor{f' (pid {pid})' if pid else ''} went away without ending"
+
+
+def _lost(name: str, why: str) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"proctui: error: {why}: no more of {name}'s output will come\n")
+    return 1
 
 
 def _aside(words: str) -> None:

@@ -181,11 +181,15 @@ def wrap_words(line: str, room: int | None, hang: int) -> list[str]:
     with the word before it, and an outcome's set phrases stay whole: "exit code" above a
     lone "0", or "pid" above "27743 left running", read as two sentences. A word longer
     than a row is cut where the row ends (it went on at the terminal's first column,
-    under no label)."""
+    under no label). A ``room`` below one column is no width known: a terminal that says
+    it has 0 columns (a serial console, some containers) made textwrap raise."""
     import re
 
-    if room is None:
+    if room is None or room < 1:
         return [line]
+    if hang >= room:  # an indent that fills the row: every row after the first went wider
+        hang = room // 2
+    hang = max(0, hang)
     glued = re.sub(r"(?<=\S) (?=\d)|(?<=\bexit) (?=code\b)|(?<=\bleft) (?=running\b)",
                    "\x00", line)
     # textwrap counts characters: a wide one (日) gets a mark after it that counts its
@@ -224,9 +228,13 @@ def _wrapper() -> type[textwrap.TextWrapper]:
 
 def terminal_columns(stream: object) -> int | None:
     """The width of the terminal ``stream`` writes to (a file, or a Writer), or None when
-    it is no terminal: asked for each time, as a window may have been resized."""
+    it is no terminal, or one that does not know its width: asked for each time, as a
+    window may have been resized."""
     try:
         fd = stream.fd if isinstance(stream, Writer) else stream.fileno()  # type: ignore[attr-defined]
-        return os.get_terminal_size(fd).columns if os.isatty(fd) else None
+        columns = os.get_terminal_size(fd).columns if os.isatty(fd) else None
     except (AttributeError, OSError, ValueError):
         return None
+    # A terminal whose size was never set (a serial line, a pty made by a program that
+    # did not set it) says 0 columns: that is no width, not a width of nothing.
+    return columns if columns is not None and columns > 0 else None

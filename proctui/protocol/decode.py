@@ -16,6 +16,7 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from proctui.commands import WIRE, Request
 from proctui.core.reply import Done, Fault, failed
 from proctui.protocol.link import LINK
+from proctui.protocol.wire import Twice
 
 MAX_NAME = 256  # characters in a process name or a client's kind
 MAX_NAMES = 4096  # names in one watch request
@@ -31,6 +32,11 @@ def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
     """The request a client's message holds, or the fault that says why it holds none.
     Never raises: every byte from a client is hostile."""
     op = message.get("op")
+    if isinstance(message, Twice):
+        # Refused whole: to take either of the two would act on a guess.
+        said = f"{op}: " if isinstance(op, str) and _ASCII_WORD.fullmatch(op) and \
+            message.key != "op" else ""
+        return failed(Fault.BAD_REQUEST, f"{said}the key {message.key[:40]!r} is given twice")
     if not isinstance(op, str) or not _ASCII_WORD.fullmatch(op):
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {str(op)[:40]!r}")
     cls = WIRE.get(op) or LINK.get(op)
@@ -95,8 +101,13 @@ def _value(value: object, hint: Any) -> object:
             return value
         raise _Bad
     if hint is float:
-        if _is_number(value) and math.isfinite(float(value)):  # type: ignore[arg-type]
-            return float(value)  # type: ignore[arg-type]
+        # An int beyond a double's exact range is no number of seconds, and float() of a
+        # 400-digit one raised OverflowError.
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                abs(value) <= MAX_NUMBER:
+            return float(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return value
         raise _Bad
     if hint is str:
         if isinstance(value, str) and len(value) <= MAX_NAME:

@@ -30,9 +30,9 @@ _VIEW_FIELDS = [f.name for f in fields(ProcessView)]
 # The view's monotonic times: a client on another machine moves them into its own clock.
 TIME_FIELDS = ("started_at", "ended_at", "stop_requested_at", "kill_sent_at", "deadline",
                "window_start", "restart_at", "ready_at", "decision_since")
-__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "TIME_FIELDS", "VERSION", "boot_id", "dumps",
-           "loads", "outcome_from_dict", "outcome_to_dict", "shift_times", "view_from_dict",
-           "view_to_dict"]
+__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "TIME_FIELDS", "VERSION", "Twice", "boot_id",
+           "dumps", "loads", "outcome_from_dict", "outcome_to_dict", "shift_times",
+           "view_from_dict", "view_to_dict"]
 
 
 def dumps(message: dict[str, Any]) -> bytes:
@@ -41,11 +41,37 @@ def dumps(message: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
+class Twice(dict[str, Any]):
+    """A message in which an object names a key twice: JSON keeps the last one, so
+    ``{"op": "stop", "name": "a", "name": "b"}`` would stop b, though it also says a.
+    ``key`` is the first such key; the request is refused, not guessed at."""
+
+    key: str = ""
+
+
 def loads(line: bytes) -> dict[str, Any]:
-    """One message; raises ValueError for anything that is not a JSON object."""
-    value = json.loads(line)
+    """One message; raises ValueError for anything that is not a JSON object. A message
+    with a key given twice in any of its objects comes back as a ``Twice``."""
+    twice: list[str] = []
+
+    def pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        made = dict(pairs)
+        if len(made) != len(pairs) and not twice:
+            seen: set[str] = set()
+            for key, _value in pairs:
+                if key in seen:
+                    twice.append(key)
+                    break
+                seen.add(key)
+        return made
+
+    value: object = json.loads(line, object_pairs_hook=pairs_once)
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
+    if twice:
+        marked = Twice(value)
+        marked.key = twice[0]
+        return marked
     return value
 
 

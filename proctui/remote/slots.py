@@ -107,6 +107,11 @@ class Requests:
             scan = len(buf)
             buf += chunk
             end = buf.find(b"\n", scan)
+        # Here too, not only while the line is arriving: the read that brings its end
+        # may bring up to a whole chunk past the bound (a line of MAX_LINE and a little
+        # more, sent at once, was answered), and a line may already wait in the buffer.
+        if end > wire.MAX_LINE:
+            return "message too long"
         line = bytes(buf[:end + 1])
         del buf[:end + 1]
         self.began = c.active = time.monotonic()

@@ -1,20 +1,22 @@
-"""Starting processes: what ``run``, ``up`` and ``demo`` do once their options are read,
-and the one-line failure every command shares. Free of click, so that the start commands'
-quick reader (``cli_quick``) runs them without loading it; the click commands call the
-same functions."""
+"""Starting supervision: ``run``, ``up`` and ``demo``, and what they do once their options
+are read. The run directory's lock is taken, then the console (Textual loads only now),
+the headless line printer, or a detached supervisor runs the processes; ``up`` (and
+``--detach``) waits until none is still starting and says how each one started."""
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, cast
 
+import click
+
+from proctui.cli.echo import fail, say
+from proctui.cli.options import file_option, load_config, start_options
 from proctui.config import (
     Config,
     ConfigError,
@@ -26,87 +28,35 @@ from proctui.config import (
     parse_signal,
 )
 
-EXIT_USAGE = 2
+
+@click.command()
+@file_option
+@start_options()
+@click.argument("commands", nargs=-1)
+def run(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
+    """Run processes from a config file or from COMMANDS ('NAME=CMD' or 'CMD', each run
+    through /bin/sh -c) until they end or you stop them."""
+    _run(file, commands, **options)
 
 
-_CSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")  # what click.echo strips for a non-terminal
+@click.command()
+@file_option
+@start_options(detach=False)
+@click.argument("commands", nargs=-1)
+def up(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
+    """The same as run --detach: start a supervisor in the background and return once
+    every process has started."""
+    _run(file, commands, detach=True, **options)
 
 
-def say(text: str, err: bool = False, end: str = "\n") -> None:
-    """A line on stdout (or stderr), at once, as click.echo wrote it for every command:
-    nothing when the stream is closed (not the other stream), colour codes stripped when
-    it is not a terminal, UTF-8 on a stream that says it is ASCII (a C locale). A name or
-    path the stream cannot encode (an argument's surrogate escapes) gets replacement
-    characters, not a traceback."""
-    stream = sys.stderr if err else sys.stdout
-    if stream is None:
-        return
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    line = (text if tty else _CSI.sub("", text)) + end
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        ascii_only = codecs.lookup(encoding).name == "ascii"
-    except LookupError:
-        ascii_only = False
-    buffer = getattr(stream, "buffer", None)
-    if ascii_only and buffer is not None:
-        stream.flush()
-        buffer.write(line.encode("utf-8", "replace"))
-    else:
-        try:
-            stream.write(line)
-        except UnicodeEncodeError:
-            if buffer is None:
-                raise
-            stream.flush()
-            buffer.write(line.encode(encoding, "replace"))
-    stream.flush()
-
-
-def fail(message: str) -> NoReturn:
-    say(f"proctui: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-def read_overrides(stop_timeout: float | None, kill_timeout: float | None,
-                   on_timeout: str | None, stop_signal: str | None) -> Overrides:
-    sig = None
-    if stop_signal is not None:
-        sig = parse_signal(stop_signal, "--stop-signal")
-    return Overrides(
-        stop_timeout=stop_timeout,
-        kill_timeout=kill_timeout,
-        on_timeout=OnTimeout(on_timeout) if on_timeout else None,
-        stop_signal=sig,
-    )
-
-
-def load_config(file: Path | None, commands: Sequence[str], over: Overrides) -> Config:
-    try:
-        return load(file, commands, over)
-    except ConfigError as e:
-        fail(str(e))
-
-
-def run(file: Path | None, commands: Sequence[str], **options: object) -> NoReturn:
-    """``proctui run``: from a config file or from commands, until they end or are
-    stopped."""
-    over = _overrides_from(options)
-    config = load_config(file, commands, over)
-    sys.exit(start(config, over, anchor=config.path or config.base_dir, file=file,
-                   **options))  # type: ignore[arg-type]
-
-
-def up(file: Path | None, commands: Sequence[str], **options: object) -> NoReturn:
-    """``proctui up``: run --detach (up has no --detach of its own to clash with)."""
-    run(file, commands, detach=True, **options)
-
-
-def demo(print_config: bool = False, **options: object) -> None:
-    """``proctui demo``: the built-in tour, or its config to copy."""
+@click.command()
+@start_options()
+@click.option("--print-config", is_flag=True,
+              help="Print the demo as a proctui.toml to copy and edit, and exit.")
+def demo(print_config: bool, **options: object) -> None:
+    """Play the built-in tour of shutdown behaviour: eight small programs, each ending
+    in its own way, two of them speaking sd_notify and starting in order. Press q to
+    quit and watch the countdowns."""
     from proctui import demo as tour
 
     if print_config:
@@ -119,13 +69,26 @@ def demo(print_config: bool = False, **options: object) -> None:
                    **options))  # type: ignore[arg-type]
 
 
+def _run(file: Path | None, commands: Sequence[str], **options: object) -> NoReturn:
+    """From a config file or from commands, until they end or are stopped."""
+    over = _overrides_from(options)
+    config = load_config(file, commands, over)
+    sys.exit(start(config, over, anchor=config.path or config.base_dir, file=file,
+                   **options))  # type: ignore[arg-type]
+
+
 def _overrides_from(options: dict[str, object]) -> Overrides:
+    """The options that change every process's stop, taken out of ``options``."""
+    stop_timeout = cast("float | None", options.pop("stop_timeout"))
+    kill_timeout = cast("float | None", options.pop("kill_timeout"))
+    on_timeout = cast("str | None", options.pop("on_timeout"))
+    stop_signal = cast("str | None", options.pop("stop_signal"))
     try:
-        return read_overrides(
-            options.pop("stop_timeout"), options.pop("kill_timeout"),  # type: ignore[arg-type]
-            options.pop("on_timeout"), options.pop("stop_signal"))  # type: ignore[arg-type]
+        sig = None if stop_signal is None else parse_signal(stop_signal, "--stop-signal")
     except ConfigError as e:
         fail(str(e))
+    return Overrides(stop_timeout=stop_timeout, kill_timeout=kill_timeout,
+                     on_timeout=OnTimeout(on_timeout) if on_timeout else None, stop_signal=sig)
 
 
 def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path | None,
@@ -178,7 +141,8 @@ def _reloader(config: Config, overrides: Overrides) -> \
 def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float | None,
             file: Path | None,
             reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
-
+    """A supervisor in a session of its own; what ``up`` says about each process once
+    none is still starting, and how to reach it."""
     from proctui.core.store.rundir import default_run_dir
     from proctui.daemon import detach
     from proctui.startup import resume

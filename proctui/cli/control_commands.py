@@ -1,30 +1,34 @@
-"""The ``proctui`` commands that talk to a running supervisor over its control socket:
-status, stop, start, restart, kill, abandon, extend, logs, down and attach, here or on
-another machine (``--host``, over ssh; ``stdio`` is the hidden box's end). Each is a thin
-shell over ``proctui.frontends.control``; every failure is one line."""
+"""The commands that talk to a running supervisor over its control socket, here or on
+another machine (``--host``, over ssh): what it runs (``status``, ``why``, ``is-ready``,
+``logs``, ``events``), stopping it all (``down``), the console on it (``attach``), and
+the hidden ``stdio``, the box's end of ``--host``. (What it is to do to one process,
+``stop``, ``kill``, ``extend``..., and ``reload``, are the command table's:
+table_commands.py.) Each is a thin shell over a frontend (``proctui.frontends.control``
+and its neighbours); every failure is one line."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from proctui.cli_base import SECONDS, _fail, cli
-from proctui.commands import COMMANDS, Named
-from proctui.commands.extend import Extend
+from proctui.cli.echo import fail
+from proctui.cli.options import SECONDS
 
 HOST_ENV = "PROCTUI_HOST"
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def where_options(fn=None, *, short: bool = True, hosts: bool = False,  # type: ignore[no-untyped-def]
-                  remote: bool = True):
+
+def where_options(*, short: bool = True, hosts: bool = False,
+                  remote: bool = True) -> Callable[[F], F]:
     """-f FILE (``logs``: --file only, its -f follows), --run-dir and --host: which
-    supervisor, and on which machine (``status``: on several)."""
-    if fn is None:
-        return lambda f: where_options(f, short=short, hosts=hosts, remote=remote)
+    supervisor, and on which machine (``status``: on several; ``stdio``: on this one)."""
     names = ("-f", "--file") if short else ("--file",)
     options = [
         click.option(*names, "file", type=click.Path(path_type=Path, dir_okay=False),
@@ -40,9 +44,12 @@ def where_options(fn=None, *, short: bool = True, hosts: bool = False,  # type: 
     ]
     if not remote:
         options = options[:2]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+
+    def decorate(fn: F) -> F:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+    return decorate
 
 
 def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-untyped-def]
@@ -54,14 +61,13 @@ def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-u
     try:
         conn = dialer(file, run_dir, host, read_only)()
     except NoSupervisor as e:
-        _fail(str(e))
-        raise AssertionError("unreachable") from None
+        fail(str(e))
     try:
         status = call(conn)
     except UnknownProcess as e:
-        _fail(str(e))
+        fail(str(e))
     except NoSupervisor as e:
-        _fail(str(e))
+        fail(str(e))
     except BrokenPipeError:
         # Our reader went away (logs -f | head -2): done, as logs -n and status are
         # then, not 130 as for a ctrl+c (that failed a script's `set -o pipefail`).
@@ -79,7 +85,7 @@ def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-u
     sys.exit(status)
 
 
-@cli.command()
+@click.command()
 @where_options(hosts=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
 def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
@@ -97,55 +103,19 @@ def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
              host[0] if host else None)
 
 
-def _process_command(cls: type[Named]) -> None:
-    @cli.command(cls.op, help=cls.help())
-    @where_options
-    @click.argument("names", nargs=-1, required=True)
-    def command(file: Path | None, run_dir: Path | None, host: str | None,
-                names: tuple[str, ...]) -> None:
-        from proctui.frontends import control
-
-        _control(file, run_dir, lambda conn: control.act(conn, cls, names, sys.stdout,
-                                                         cls.op), host)
-
-
-# Every command of the table said as ``proctui OP NAME...``: its help is the first line
-# of its docstring, written once in its own module.
-for _cls in COMMANDS.values():
-    if issubclass(_cls, Named) and _cls.cli is not None and _cls.cli.args == "NAME...":
-        _process_command(_cls)
-
-
-@cli.command(help=Extend.help(), context_settings={"ignore_unknown_options": True})
-@where_options
+@click.command()
+@where_options()
 @click.argument("name")
-@click.argument("seconds", required=False)
-@click.option("--no-deadline", is_flag=True,
-              help="Wait for it with no deadline (the console's w), instead of SECONDS.")
-def extend(file: Path | None, run_dir: Path | None, host: str | None, name: str,
-           seconds: str | None, no_deadline: bool) -> None:
-    from proctui.cli_base import bad_duration
-    from proctui.config.values import MAX_SECONDS, parse_duration
-    from proctui.frontends import control
+def why(file: Path | None, run_dir: Path | None, host: str | None, name: str) -> None:
+    """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
+    failure, held, a stop's countdown or a decision."""
+    from proctui.frontends import answers
 
-    if no_deadline or seconds is None:
-        if no_deadline == (seconds is not None):
-            _fail("extend: give SECONDS (10, 1.5, 10s, 2m, 1h30m) or --no-deadline"
-                  + (", not both" if no_deadline else ""))
-        from proctui.commands.wait import Wait
-
-        _control(file, run_dir, lambda conn: control.act(conn, Wait, (name,), sys.stdout,
-                                                         "wait"), host)
-    # A string, not a click type: "-5" must be a bad value, not an unknown option.
-    by = parse_duration(seconds or "")
-    if by is None or not 0 < by <= MAX_SECONDS:
-        _fail(f"extend: SECONDS {bad_duration(seconds)}")
-    _control(file, run_dir, lambda conn: control.act(
-        conn, lambda n: Extend(n, by), (name,), sys.stdout, "extend"), host)
+    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout), host)
 
 
-@cli.command("is-ready")
-@where_options
+@click.command("is-ready")
+@where_options()
 @click.argument("names", nargs=-1)
 @click.option("--wait", is_flag=True, help="Wait until ready (or --timeout).")
 @click.option("--timeout", type=SECONDS, default=60.0, metavar="SECONDS",
@@ -160,18 +130,7 @@ def is_ready(file: Path | None, run_dir: Path | None, host: str | None,
                                                              sys.stdout), host)
 
 
-@cli.command()
-@where_options
-@click.argument("name")
-def why(file: Path | None, run_dir: Path | None, host: str | None, name: str) -> None:
-    """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
-    failure, held, a stop's countdown or a decision."""
-    from proctui.frontends import answers
-
-    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout), host)
-
-
-@cli.command()
+@click.command()
 @where_options(short=False)
 @click.argument("name")
 @click.option("-f", "--follow", is_flag=True, help="Keep printing new output.")
@@ -191,8 +150,24 @@ def logs(file: Path | None, run_dir: Path | None, host: str | None, name: str,
              host)
 
 
-@cli.command()
-@where_options
+@click.command()
+@where_options()
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object a line (schema 1, in the README), for scripts.")
+@click.option("--name", "names", multiple=True, metavar="NAME",
+              help="Only this process's changes (again for more).")
+def events(file: Path | None, run_dir: Path | None, host: str | None, as_json: bool,
+           names: tuple[str, ...]) -> None:
+    """Print each change of a running supervisor as it happens (states, readiness,
+    outcomes, restarts, decisions, the shutdown) until it ends."""
+    from proctui.frontends import events as stream
+
+    _control(file, run_dir, lambda conn: stream.stream(conn, as_json, names, sys.stdout),
+             host)
+
+
+@click.command()
+@where_options()
 def down(file: Path | None, run_dir: Path | None, host: str | None) -> None:
     """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
     proctui run would have."""
@@ -201,8 +176,8 @@ def down(file: Path | None, run_dir: Path | None, host: str | None) -> None:
     _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run(), host)
 
 
-@cli.command()
-@where_options
+@click.command()
+@where_options()
 @click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
               help="Redraw at most HZ times a second (default 10).")
 @click.option("--read-only", is_flag=True,
@@ -218,7 +193,7 @@ def attach(file: Path | None, run_dir: Path | None, host: str | None,
     try:
         dial = control.dialer(file, run_dir, host, read_only)
     except NoSupervisor as e:
-        _fail(str(e))
+        fail(str(e))
     again = None
     if host is not None:
         from proctui.remote.dial import where_args
@@ -230,7 +205,7 @@ def attach(file: Path | None, run_dir: Path | None, host: str | None,
              host, read_only)
 
 
-@cli.command(hidden=True)
+@click.command(hidden=True)
 @where_options(remote=False)
 def stdio(file: Path | None, run_dir: Path | None) -> None:
     """The box's end of --host: connect to the supervisor, as attach and status find it,
@@ -242,4 +217,4 @@ def stdio(file: Path | None, run_dir: Path | None) -> None:
     try:
         sys.exit(helper.serve(lambda: locate(file, run_dir)))
     except NoSupervisor as e:
-        _fail(str(e))
+        fail(str(e))

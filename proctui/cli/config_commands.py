@@ -1,4 +1,6 @@
-"""``proctui export``: the config carried into another engine (systemd units)."""
+"""The commands that read a config and run nothing: ``check`` prints every setting of
+each process as resolved, ``export`` carries the config into another engine (systemd
+units)."""
 
 from __future__ import annotations
 
@@ -7,17 +9,34 @@ from pathlib import Path
 
 import click
 
-from proctui.cli_base import Overrides, _fail, _file_option, _load, cli
-from proctui.config import ConfigError
+from proctui.cli.echo import fail
+from proctui.cli.options import file_option, load_config
+from proctui.config import ConfigError, Overrides
 
 
-@cli.group()
+@click.command()
+@file_option
+@click.argument("commands", nargs=-1)
+def check(file: Path | None, commands: tuple[str, ...]) -> None:
+    """Validate the config and print every setting of each process as resolved; warn
+    (on stderr, exit status 0) about a program that is neither on PATH nor a file."""
+    from proctui.frontends.settings import report
+
+    config = load_config(file, commands, Overrides())
+    lines, warnings = report(config, config.path or config.base_dir)
+    for line in lines:
+        click.echo(line)
+    for line in warnings:
+        click.echo(f"proctui check: warning: {line}", err=True)
+
+
+@click.group()
 def export() -> None:
     """Carry the config into another engine."""
 
 
 @export.command("systemd")
-@_file_option
+@file_option
 @click.option("-o", "--output", type=click.Path(path_type=Path, file_okay=False),
               help="Write the units into this directory (default: print them).")
 @click.option("--force", is_flag=True,
@@ -36,7 +55,7 @@ def export_systemd(file: Path | None, output: Path | None, force: bool, supervis
     said on stderr, one line per process and setting."""
     from proctui.export import systemd
 
-    config = _load(file, (), Overrides())
+    config = load_config(file, (), Overrides())
     try:
         if supervisor:
             # The proctui running now, not whichever one PATH finds first.
@@ -55,8 +74,7 @@ def export_systemd(file: Path | None, output: Path | None, force: bool, supervis
             return
         done = systemd.write_units(exported, output, force=force)
     except ConfigError as e:
-        _fail(str(e))
-        return
+        fail(str(e))
     for path in done.written:
         click.echo(f"wrote {path}")
     for path in done.unchanged:
