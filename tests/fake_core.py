@@ -3,26 +3,22 @@ uptimes or the time a test happens to take, so the views and the clock are froze
 
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import replace
+from typing import Any
 
-from proctui.core.life.outcome import Outcome, OutcomeKind, Who
-from proctui.core.life.stages import Why
+from proctui.commands.base import A, Request
+from proctui.core.life.outcome import Outcome, OutcomeKind
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.output.lines import OutputBuffer, Stream
-from proctui.core.view import ProcessView, Reply, Usage
+from proctui.core.snapshot import CoreSnapshot
+from proctui.core.view import ProcessView, Usage
 
 NOW = 10_000.0
 
 
-def _done(value: object) -> concurrent.futures.Future:  # type: ignore[type-arg]
-    future: concurrent.futures.Future = concurrent.futures.Future()  # type: ignore[type-arg]
-    future.set_result(value)
-    return future
-
-
-def buffer(lines: list[tuple[int, str]]) -> OutputBuffer:
+def buffer(lines: Sequence[tuple[int, str]]) -> OutputBuffer:
     buf = OutputBuffer(1000)
     for stream, line in lines:
         buf.append(stream, [line])
@@ -125,108 +121,66 @@ def many(count: int) -> list[ProcessView]:
             for i in range(count)]
 
 
-class FakeCore:
-    """Implements the console's Core protocol with fixed views, and records the commands
-    it is sent. A method the protocol does not name does not exist here either."""
+class FakeReader:
+    """The output of the fixed views (BUFFERS); ``changes()`` moves when a test changes
+    the snapshot (FakeCore.show), and the listener hears of it then."""
 
-    crash: str | None = None
-
-    def __init__(self, views: list[ProcessView]) -> None:
-        self._views = views
-        self.commands: list[tuple[str, tuple[object, ...]]] = []
-
-    def views(self) -> list[ProcessView]:
-        return self._views
+    def __init__(self) -> None:
+        self.news = 0
+        self._listener: Callable[[], None] | None = None
 
     def buffer(self, name: str) -> OutputBuffer:
         return BUFFERS[name]
 
     def changes(self) -> int:
-        return 0
+        return self.news
 
     def listen(self, callback: Callable[[], None]) -> None:
-        pass  # fixed views: nothing ever changes
+        self._listener = callback
 
-    def all_ended(self) -> bool:
-        return False
-
-    def final(self) -> list[tuple[str, Outcome | None]]:
-        return [(v.name, v.outcome) for v in self._views]
-
-    def strays(self) -> list[int]:
-        return []
-
-    def journal(self) -> list[dict[str, object]]:
-        return []
-
-    def exit_status(self) -> int:
-        return 0
-
-    @property
-    def shutting_down(self) -> bool:  # (found missing by the type checker's conformance)
-        return False
-
-    @property
-    def shutdown_why(self) -> str | None:
-        return None
-
-    def _record(self, name: str, *args: object) -> concurrent.futures.Future[Reply]:
-        self.commands.append((name, args))
-        return _done(Reply(True))
-
-    def stop(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("stop", name)
-
-    def stop_all(self, ordered: bool = True,
-                 why: Why = Why.OPERATOR) -> concurrent.futures.Future[Reply]:
-        return self._record("stop_all", ordered)
-
-    def kill(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("kill", name)
-
-    def kill_all(self) -> concurrent.futures.Future[Reply]:
-        return self._record("kill_all")
-
-    def abandon(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("abandon", name)
-
-    def abandon_all(self) -> concurrent.futures.Future[Reply]:
-        return self._record("abandon_all")
-
-    def wait_without_deadline(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("wait_without_deadline", name)
-
-    def extend(self, name: str, by: float | None = None,
-               who: Who = Who.OPERATOR) -> concurrent.futures.Future[Reply]:
-        return self._record("extend", name, by)
-
-    def restart(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("restart", name)
-
-    def start_process(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("start_process", name)
-
-    def adopt(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("adopt", name)
-
-    def clear_output(self, name: str) -> concurrent.futures.Future[Reply]:
-        return self._record("clear_output", name)
-
-    def set_interactive(self, interactive: bool) -> concurrent.futures.Future[Reply]:
-        return self._record("set_interactive", interactive)
-
-    def want_usage(self, wanted: bool) -> concurrent.futures.Future[None]:
-        self.commands.append(("want_usage", (wanted,)))
-        return _done(None)
+    def ring(self) -> None:
+        self.news += 1
+        if self._listener is not None:
+            self._listener()
 
 
-def usage(pgids) -> dict[int, Usage]:  # type: ignore[no-untyped-def]
-    table = {4121: Usage(1.5, 34 << 20, 1), 4122: Usage(12.0, 120 << 20, 3),
-             4125: Usage(0.4, 9 << 20, 2)}
-    return {p: table[p] for p in pgids if p in table}
+class FakeCore:
+    """The Core protocol (proctui.commands.api) over fixed views: ``snapshot()`` is always
+    the same one until a test shows another, ``send()`` records each request and answers
+    it (done, each with its own kind of reply: a journal page with no entries; or with
+    ``answers``, by op, what a test wants said), the output reader reads BUFFERS."""
+
+    def __init__(self, views: Sequence[ProcessView], **snapshot: Any) -> None:
+        self._snapshot = CoreSnapshot(views=tuple(views), **snapshot)
+        self.requests: list[Request[Any]] = []
+        self.answers: dict[str, dict[str, Any]] = {}  # op: the reply's wire form
+        self.output = FakeReader()
+
+    def snapshot(self) -> CoreSnapshot:
+        return self._snapshot
+
+    def show(self, **changes: Any) -> None:
+        """The next snapshot: this one with ``changes``; the frontend hears of it."""
+        self._snapshot = replace(self._snapshot, seq=self._snapshot.seq + 1, **changes)
+        self.output.ring()
+
+    def send(self, request: Request[A]) -> Future[A]:
+        self.requests.append(request)
+        future: Future[A] = Future()
+        future.set_result(request.answer(self.answers.get(request.op, {"ok": True})))
+        return future
+
+
+USAGE = {4121: Usage(1.5, 34 << 20, 1), 4122: Usage(12.0, 120 << 20, 3),
+         4125: Usage(0.4, 9 << 20, 2)}
+
+
+def with_usage(views: list[ProcessView]) -> list[ProcessView]:
+    """The views with fixed CPU and memory figures, by process group."""
+    return [replace(v, usage=USAGE[v.pgid]) if v.pgid in USAGE else v for v in views]
 
 
 def app(views: list[ProcessView], hint: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
     from proctui.frontends.console.app import ProctuiApp
 
-    return ProctuiApp(FakeCore(views), clock=lambda: NOW, usage=usage, hint=hint)
+    return ProctuiApp(FakeCore(with_usage(views)), clock=lambda: NOW, hint=hint)

@@ -13,6 +13,10 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.interactive import SetInteractive
+from proctui.commands.kill import Kill
+from proctui.commands.stop_all import StopAll
 from proctui.config import OnTimeout
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
@@ -20,6 +24,7 @@ from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
 from proctui.frontends.console.app import ProctuiApp
 from proctui.frontends.console.dialogs import AskScreen, ConfirmScreen
+from proctui.frontends.console.screen import ConsoleScreen
 from tests.children import POLITE, STUBBORN
 from tests.conftest import alive, pyspec
 
@@ -47,8 +52,8 @@ async def console(specs, size=SIZE, hint=(),
         async with app.run_test(size=size) as pilot:
             yield app, pilot, sup
     finally:
-        if not sup.all_ended():
-            sup.abandon_all().result(timeout=5)
+        if not sup.snapshot().all_ended:
+            sup.send(AbandonAll()).result(timeout=5)
         sup.close()
 
 
@@ -60,21 +65,24 @@ async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]
 
     async with console(demo.config().processes, size=(120, 30),
                        hint=hint("demo", demo.HINT)) as (app, pilot, sup):
-        await until(pilot, lambda: all(sup.buffer(v.name).output_total for v in sup.views()),
+        await until(pilot, lambda: all(sup.output.buffer(v.name).output_total
+                                           for v in sup.snapshot().views),
                     what="every demo program to have printed")
         yield app, pilot, sup
 
 
-def view(sup: Supervisor, name: str):
-    return next(v for v in sup.views() if v.name == name)
+def view(sup: Supervisor, name: str) -> ProcessView:
+    found = sup.snapshot().view(name)
+    assert found is not None, name
+    return found
 
 
 def header(app: ProctuiApp, name: str) -> str:
-    return app.panes[name].header.render().plain
+    return app.main.panes[name].header.render().plain
 
 
 def pane_text(app: ProctuiApp) -> str:
-    return app.selected_pane.output.text()
+    return app.main.selected_pane.output.text()
 
 
 def screen(app: ProctuiApp) -> str:
@@ -83,7 +91,8 @@ def screen(app: ProctuiApp) -> str:
 
 
 async def wait_ready(pilot, sup, *names: str) -> None:
-    await until(pilot, lambda: all("ready" in sup.buffer(n).read(0).lines for n in names),
+    await until(pilot, lambda: all("ready" in sup.output.buffer(n).read(0).lines
+                                           for n in names),
                 what=f"{names} ready")
 
 
@@ -99,20 +108,20 @@ async def asked(pilot, app, armed: bool = True) -> AskScreen:
 async def test_selecting_processes():
     async with console([pyspec("one", POLITE), pyspec("two", POLITE),
                         pyspec("three", POLITE)]) as (app, pilot, _sup):
-        assert app.selected_view.name == "one"
+        assert app.main.selected_view.name == "one"
         await pilot.press("j")
-        assert app.selected_view.name == "two"
+        assert app.main.selected_view.name == "two"
         await pilot.press("down")
-        assert app.selected_view.name == "three"
+        assert app.main.selected_view.name == "three"
         await pilot.press("k")
-        assert app.selected_view.name == "two"
+        assert app.main.selected_view.name == "two"
         await pilot.press("1")
-        assert app.selected_view.name == "one"
+        assert app.main.selected_view.name == "one"
         await pilot.press("3")
-        assert app.selected_view.name == "three"
-        assert app.panes["three"].display and not app.panes["one"].display
+        assert app.main.selected_view.name == "three"
+        assert app.main.panes["three"].display and not app.main.panes["one"].display
         await pilot.press("z")  # grid: every pane at once
-        assert all(p.display for p in app.panes.values())
+        assert all(p.display for p in app.main.panes.values())
 
 
 async def test_stop_one_and_the_outcome_stays_visible():
@@ -211,7 +220,7 @@ async def test_enter_and_escape_never_kill_or_abandon(key):
         assert view(sup, "stub").phase is Phase.DECIDING, "parked, still waiting"
         assert view(sup, "stub").outcome is None
         assert not isinstance(app.screen, AskScreen), "later means not asked again now"
-        sup.kill("stub")
+        sup.send(Kill("stub"))
 
 
 async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so(monkeypatch):
@@ -251,7 +260,7 @@ async def test_the_decision_keys(key):
             await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING,
                         what="extension")
             assert 3 < view(sup, "stub").deadline - time.monotonic() <= 5.1
-            sup.kill("stub")
+            sup.send(Kill("stub"))
         elif key == "a":
             await until(pilot, lambda: view(sup, "stub").outcome is not None, what="abandon")
             assert view(sup, "stub").outcome.kind is OutcomeKind.ABANDONED
@@ -262,7 +271,7 @@ async def test_the_decision_keys(key):
             assert view(sup, "stub").deadline is None
             await until(pilot, lambda: "waiting without a deadline" in header(app, "stub"),
                         what="the header to say so")
-            sup.kill("stub")
+            sup.send(Kill("stub"))
 
 
 async def test_digits_set_the_extension_and_every_deadline_after_it_asks_again():
@@ -310,7 +319,7 @@ async def test_the_question_names_the_process_pid_and_time_at_every_size(size):
         assert f"stub · pid {pid} · 1 of 1 waiting" in text, text
         assert re.search(r"SIGTERM sent \d+\.\ds ago", text), text
         assert "Kill K" in text and "Later Esc" in text, text
-        sup.kill("stub")
+        sup.send(Kill("stub"))
 
 
 async def test_a_tick_between_the_push_and_the_mount_of_the_question_is_harmless():
@@ -330,7 +339,7 @@ async def test_a_tick_between_the_push_and_the_mount_of_the_question_is_harmless
         early.show(view(sup, "stub"), 1, 3, now)  # not mounted: kept, not drawn
         await app.push_screen(early)
         await until(pilot, lambda: "1 of 3 waiting" in screen(app), what="the kept state")
-        sup.kill("stub")
+        sup.send(Kill("stub"))
 
 
 # -- everything within reach ----------------------------------------------------------------
@@ -355,14 +364,14 @@ async def test_twenty_processes_the_table_scrolls_and_the_grid_pages(size):
         assert "more (j/k)" in screen(app)
         for _ in range(14):
             await pilot.press("j")
-        assert app.selected_view.name == "p14"
+        assert app.main.selected_view.name == "p14"
         text = screen(app)
         assert "▶" in text and re.search(r"▶. p14", text), text
         assert "above" in text
         await pilot.press("z")
         await pilot.pause(0.2)
-        shown = [p for p in app.panes.values() if p.display]
-        assert 0 < len(shown) < 20 and app.panes["p14"].display
+        shown = [p for p in app.main.panes.values() if p.display]
+        assert 0 < len(shown) < 20 and app.main.panes["p14"].display
         # Room for the header and three lines of output in each, besides the border.
         assert all(p.size.height >= 4 and p.outer_size.height >= 6 for p in shown), \
             [p.outer_size for p in shown]
@@ -389,7 +398,7 @@ async def test_the_key_bar_and_hint_never_cut_a_word(size):
             items = set(hint("demo", HINT))
             assert all(part.strip() in items for part in hint_line.split("·")), hint_line
     finally:
-        sup.abandon_all().result(timeout=5)
+        sup.send(AbandonAll()).result(timeout=5)
         sup.close()
 
 
@@ -407,15 +416,15 @@ async def test_output_before_the_first_frame_gets_the_activity_mark():
     sup.start()
     try:
         deadline = time.monotonic() + 10
-        while "ready" not in sup.buffer("two").read(0).lines and time.monotonic() < deadline:
+        while "ready" not in sup.output.buffer("two").read(0).lines and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         app = ProctuiApp(sup)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause(0.2)
-            assert app._table.rows[1].active, "two printed before the console opened"
-            assert not app._table.rows[0].active, "one is selected: nothing to point at"
+            assert app.main.table.rows[1].active, "two printed before the console opened"
+            assert not app.main.table.rows[0].active, "one is selected: nothing to point at"
     finally:
-        sup.abandon_all().result(timeout=5)
+        sup.send(AbandonAll()).result(timeout=5)
         sup.close()
 
 
@@ -427,7 +436,7 @@ async def test_quit_with_a_term_ignoring_child_exits_after_the_kill():
         await wait_ready(pilot, sup, "web", "stub")
         stub = view(sup, "stub").pid
         await pilot.press("q")
-        assert app.quitting
+        assert app.main.quit.quitting
         await until(pilot, lambda: "SIGKILL in" in screen(app), what="shutdown panel")
         assert "Quitting" in screen(app)
         await until(pilot, lambda: not app.is_running, what="the app to exit")
@@ -457,10 +466,10 @@ async def test_palette_quit_goes_through_the_stop_sequence():
         # Detach only where there is a supervisor to leave running (it was offered here,
         # then refused).
         assert "Detach" not in commands and "Abandon all" in commands, sorted(commands)
-        await commands["Quit"].callback()
+        commands["Quit"].callback()
         await until(pilot, lambda: view(sup, "stub").phase is Phase.STOPPING, what="the stop")
-        assert app.is_running and app.quitting
-        sup.kill("stub")
+        assert app.is_running and app.main.quit.quitting
+        sup.send(Kill("stub"))
         await until(pilot, lambda: not app.is_running, what="the app to exit")
 
 
@@ -468,9 +477,9 @@ async def test_sighup_stops_everything_with_ask_acting_as_kill():
     async with console(parked()) as (app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
         # What the hangup handler does:
-        sup.set_interactive(False)
-        sup.stop_all()
-        app.hangup = "SIGHUP"
+        sup.send(SetInteractive(False))
+        sup.send(StopAll())
+        app.main.quit.hangup = "SIGHUP"
         await until(pilot, lambda: not app.is_running, what="the app to exit")
         assert view(sup, "stub").outcome.text == "killed with SIGKILL after 0.3s stop timeout"
 
@@ -495,7 +504,7 @@ async def test_scrolling_holds_the_pane_and_end_follows_again():
     code = "for i in range(500): print(f'line {i}')\nimport time\nwhile True: time.sleep(1)\n"
     async with console([pyspec("many", code)]) as (app, pilot, _sup):
         await until(pilot, lambda: "line 499" in pane_text(app), what="the output")
-        output = app.selected_pane.output
+        output = app.main.selected_pane.output
         await pilot.press("z", "z")  # a layout change (a resize) never stops following
         await pilot.pause(0.2)
         assert output.follow
@@ -517,7 +526,7 @@ async def test_search_finds_and_highlights():
     async with console([pyspec("hay", code)]) as (app, pilot, _sup):
         await until(pilot, lambda: "row 199" in pane_text(app), what="output")
         await pilot.press("slash", *"needle", "enter")
-        assert len(app._matches) == 4
+        assert len(app.main.search.matches) == 4
         await pilot.pause(0.1)
         assert "row 157 needle" in pane_text(app)
         await pilot.press("n")
@@ -537,32 +546,33 @@ async def test_search_goes_on_over_lines_that_came_since(tmp_path):
     async with console([pyspec("hay", code)]) as (app, pilot, sup):
         await until(pilot, lambda: "old 2 needle" in pane_text(app), what="the old lines")
         await pilot.press("slash", *"needle", "enter")
-        assert len(app._matches) == 3
+        assert len(app.main.search.matches) == 3
         go.touch()
-        await until(pilot, lambda: sup.buffer("hay").output_total == 6, what="the new lines")
+        await until(pilot, lambda: sup.output.buffer("hay").output_total == 6, what="the new lines")
         await pilot.press("N")
-        assert len(app._matches) == 6
-        assert app._matches[app._match_index] == app._matches[3]  # the first new one
+        search = app.main.search
+        assert len(search.matches) == 6
+        assert search.matches[search.index] == search.matches[3]  # the first new one
         await until(pilot, lambda: "new 0 needle" in pane_text(app), what="the new match")
         await pilot.press("N", "N", "N")
-        assert app._match_index == 5
+        assert app.main.search.index == 5
 
 
 async def test_flood_keeps_the_console_responsive(monkeypatch):
     """Keys act and the screen keeps refreshing while a child floods."""
     flood = pyspec("flood", "import sys\nwhile True: sys.stdout.write('x' * 60 + '\\n')\n")
     ticks: list[float] = []
-    tick = ProctuiApp.tick
+    tick = ConsoleScreen.tick
 
-    def counted(self: ProctuiApp) -> None:
+    def counted(self: ConsoleScreen) -> None:
         tick(self)
         ticks.append(time.monotonic())
 
-    monkeypatch.setattr(ProctuiApp, "tick", counted)
+    monkeypatch.setattr(ConsoleScreen, "tick", counted)
     async with console([flood, pyspec("calm", POLITE)]) as (app, pilot, sup):
-        await until(pilot, lambda: sup.buffer("flood").total > 100_000, what="flood")
+        await until(pilot, lambda: sup.output.buffer("flood").total > 100_000, what="flood")
         await pilot.press("j")
-        assert app.selected_view.name == "calm"
+        assert app.main.selected_view.name == "calm"
         ticks.clear()
         await asyncio.sleep(1.0)
         assert len(ticks) >= 5, f"only {len(ticks)} refreshes in 1s while flooding"
@@ -612,7 +622,7 @@ async def test_the_quit_panel_shows_the_stages_and_t_shows_the_timeline():
         assert re.search(r"db +│", text) and re.search(r"web +│", text), text
         await pilot.press("escape")
         await until(pilot, lambda: not app.is_running, what="the app to exit")
-    outcomes = {n: o.text for n, o in sup.final()}
+    outcomes = {n: o.text for n, o in sup.snapshot().final()}
     assert outcomes["db"].startswith("stopped after") and outcomes["web"].startswith("stopped")
 
 
@@ -677,7 +687,7 @@ async def test_the_picker_takes_names_as_text_never_markup():
         await pilot.press(*"odd")
         await pilot.pause(0.5)
         await pilot.press("enter")
-        await until(pilot, lambda: app.selected == 1, what="the odd name selected")
+        await until(pilot, lambda: app.main.selected == 1, what="the odd name selected")
 
 
 async def test_a_new_line_costs_one_line_of_drawing():
@@ -790,22 +800,20 @@ def test_search_matches_follow_a_mirror_that_renumbered_its_lines():
     from types import SimpleNamespace
 
     from proctui.core.output.lines import OutputBuffer, Stream
-    from proctui.frontends.console.search import SearchActions
+    from proctui.frontends.console.search import Search
 
     buf = OutputBuffer(100)
     lines = [f"line {i}" + (" needle" if i in (2, 6) else "") for i in range(10)]
     buf.receive(0, lines, [Stream.STDOUT] * 10, 10, "", 0)
 
-    class Searching(SearchActions):
-        core = SimpleNamespace(buffer=lambda _name: buf)
-
-    s = Searching()
-    s._searched, s._matches, s._scanned = ("hay", "needle"), [], 0
+    core = SimpleNamespace(output=SimpleNamespace(buffer=lambda _name: buf))
+    s = Search(None, core, None, None)  # type: ignore[arg-type]  (only the output is read)
+    s.searched, s.matches, s.scanned = ("hay", "needle"), [], 0
     s._more_matches()
-    assert [buf.read(n, 1).lines[0] for n in s._matches] == ["line 2 needle", "line 6 needle"]
+    assert [buf.read(n, 1).lines[0] for n in s.matches] == ["line 2 needle", "line 6 needle"]
     buf.receive(12, ["line 12 needle"], [Stream.STDOUT], 13, "", 0, gap="3 lines missed")
     s._more_matches()
-    found = [buf.read(n, 1).lines[0] for n in s._matches]
+    found = [buf.read(n, 1).lines[0] for n in s.matches]
     assert found == ["line 2 needle", "line 6 needle", "line 12 needle"], found
 
 
@@ -846,7 +854,7 @@ async def test_help_opens_over_a_question_and_closes_back_to_it():
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is question, what="the question again")
         assert view(sup, "stub").phase is Phase.DECIDING
-        sup.kill("stub")
+        sup.send(Kill("stub"))
 
 
 def test_the_commands_a_waiting_decision_offers_run_as_printed():

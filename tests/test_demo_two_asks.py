@@ -19,12 +19,12 @@ async def test_quitting_the_demo_without_extending_asks_about_two():
                         what="a question with two waiting")
         except AssertionError as e:  # once in a loaded CI run: say what was there instead
             phases = {v.name: (v.phase.name, v.outcome.text if v.outcome else None)
-                      for v in sup.views()}
+                      for v in sup.snapshot().views}
             raise AssertionError(f"{e}\n{phases}\n{screen(app)}") from None
         assert "1 of 2 waiting" in screen(app)
         asked = {app.screen.view.name}
         await pilot.press("escape")  # decide later: slow-8s ends by itself at 8 s
-        await until(pilot, lambda: dict(sup.final()).get("slow-8s") is not None,
+        await until(pilot, lambda: dict(sup.snapshot().final()).get("slow-8s") is not None,
                     timeout=20, what="slow-8s to end by itself")
         await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed,
                     timeout=20, what="the question about ignores-term again")
@@ -32,6 +32,6 @@ async def test_quitting_the_demo_without_extending_asks_about_two():
         assert asked <= {"ignores-term", "slow-8s"}
         await pilot.press("K")
         await until(pilot, lambda: not app.is_running, timeout=30, what="the exit")
-    final = {name: outcome.text for name, outcome in sup.final() if outcome}
+    final = {name: outcome.text for name, outcome in sup.snapshot().final() if outcome}
     assert re.fullmatch(r"stopped after [89]\.\ds: exit code 0", final["slow-8s"]), final
     assert final["ignores-term"].startswith("killed with SIGKILL by operator"), final

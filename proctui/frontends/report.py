@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from proctui.core.life.outcome import Outcome, seconds
+from proctui.core.life.outcome import seconds
 from proctui.core.life.stop import DeadlineAction, Phase
+from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
 from proctui.frontends.printer import cells
 
 
-def summary_lines(finals: Sequence[tuple[str, Outcome | None]], views: Sequence[ProcessView],
-                  strays: Sequence[int] = ()) -> list[str]:
-    """One line per process: its last outcome (and how often it was restarted)."""
-    restarts = {v.name: v.restarts for v in views}
+def summary_lines(snapshot: CoreSnapshot) -> list[str]:
+    """One line per process: its last outcome (and how often it was restarted), those a
+    reload removed, and the pids left behind that no run could be proven to own; all
+    from one snapshot."""
+    finals = snapshot.final()
+    strays = snapshot.strays
+    restarts = {v.name: v.restarts for v in snapshot.views}
     width = max((cells(n) for n, _ in finals), default=0)
     lines = ["summary:"]
     for name, outcome in finals:

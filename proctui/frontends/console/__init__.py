@@ -3,8 +3,6 @@ only then, so on a slow board the services do not wait for the console to load."
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -15,7 +13,12 @@ from proctui.config import OnHangup, ProcessSpec
 # Kept out of the import: proctui.frontends.console.keys is read by light commands.
 if TYPE_CHECKING:
     from proctui.core.store.rundir import RunDir
+    from proctui.core.supervisor import Supervisor
     from proctui.remote.client import RemoteCore
+    from proctui.remote.listener import Listener
+
+    # (supervisor, run directory, control socket, why the terminal went, source) -> status
+    GoOn = Callable[[Supervisor, RunDir, Listener, str, str], int]
 
 
 def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
@@ -23,32 +26,36 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
                 hint: tuple[tuple[str, str], ...] = (),
                 stop_after: float | None = None, refresh_hz: float | None = None,
                 on_hangup: OnHangup = OnHangup.STOP, source: str = "",
-                reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> int:
-    """Open the console on ``specs``; returns proctui's exit status once all have ended."""
+                reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
+                go_on_detached: GoOn | None = None) -> int:
+    """Open the console on ``specs``; returns proctui's exit status once all have ended.
+    ``go_on_detached``: the detached supervisor's loop and exit work (proctui.daemon), for
+    a terminal that goes away with ``on_hangup = "detach"``."""
     from proctui.core.supervisor import Supervisor
     from proctui.frontends import hangup
-    from proctui.frontends.report import summary_lines
+    from proctui.frontends.policy import summary
     from proctui.remote.listener import Listener
-    from proctui.startup import resume
 
     sup = Supervisor(specs, run_dir=run_dir, interactive=True,
-                     leftover_defaults=leftover_defaults)
+                     leftover_defaults=leftover_defaults, reload_from=reload_from)
     app = None
-    control = Listener(sup, run_dir, source, reload_from, own_console=True)
+    # Served once the first frame is drawn, or (no frame ever comes) at the latest a
+    # moment after it is bound.
+    control = Listener(sup, run_dir, source, own_console=True)
 
     def tell(why: str, detached: bool) -> None:
         assert app is not None
         if detached:
-            app.detached = why
+            app.main.quit.detached = why
         else:
-            app.hangup = why
+            app.main.quit.hangup = why
 
     def on_lost(why: str, detached: bool) -> None:
         if detached:
             control.console_gone()
         if app is not None:
             tell(why, detached)
-            app._poked()  # wake it: nothing in the core may change to do so
+            app.main.poke()  # wake it: nothing in the core may change to do so
 
     def cleanup() -> None:
         # Called only when proctui ends from the hangup guard (the console is not coming
@@ -61,13 +68,19 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             run_dir.close()
 
     def first_frame() -> None:
-        resume()  # start-up is over (proctui/startup.py)
         control.serve_soon()
 
     interrupted = False
     detach = on_hangup is OnHangup.DETACH and run_dir is not None
-    log = _supervisor_log(run_dir) if detach else None
-    with hangup.handled(sup, on_lost, cleanup, detach=detach, log=log) as guard:
+    go_on = None
+    if detach and go_on_detached is not None:
+        directory = run_dir
+        assert directory is not None
+
+        def go_on(why: str) -> int:  # the same loop and exit work as `up`'s supervisor
+            return go_on_detached(sup, directory, control, why, source)
+
+    with hangup.handled(sup, on_lost, cleanup, detach=detach, go_on=go_on) as guard:
         sup.start(wait=False)
         # Bound now, served once the first frame is drawn (see remote/listener.py).
         control.bind()
@@ -96,12 +109,10 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             # below as after a crash, and the summary says what became of it.
             interrupted = True
         finally:
-            resume()  # no frame came, yet it may supervise on (detached by a hangup)
             guard.closed.set()
             if guard.detached:
                 guard.finished.wait()  # it supervises on, and ends proctui itself
             hangup.finish_stop(sup)
-            status = sup.exit_status()
             from proctui.frontends.finale import keep_summary
 
             keep_summary(run_dir, sup)
@@ -109,48 +120,31 @@ def run_console(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             sup.close()
     from proctui.frontends.printer import Printer, use_colour
 
+    # The summary and the exit status from one snapshot: the status says what it shows.
+    lines, status = summary(sup.snapshot())
     printer = Printer([s.name for s in specs], sys.stdout, use_colour(sys.stdout))
-    for line in summary_lines(sup.final(), sup.views(), sup.strays()):
+    for line in lines:
         printer.say(line)  # folded to the terminal's width
-    if sup.crash:
-        printer.say(f"internal error: {sup.crash}")
     printer.finish(2.0)
     return 130 if interrupted else status
-
-
-def _supervisor_log(run_dir: RunDir | None) -> Callable[[str], None]:
-    """Where a console that detached on hangup writes its notices: the same file as a
-    supervisor started with --detach (opened at the first line)."""
-    from proctui.frontends.daemon import open_log
-
-    fds: list[int | None] = []
-
-    def log(text: str) -> None:
-        if not fds:
-            fds.append(open_log(run_dir) if run_dir is not None else None)
-        if fds[0] is not None:
-            with contextlib.suppress(OSError):
-                os.write(fds[0], f"proctui | {text}\n".encode())
-
-    return log
 
 
 def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
                    read_only: bool | None = None, again: str = "proctui attach") -> int:
     """Open the console on a supervisor elsewhere (a RemoteCore). Returns 0 once detached,
     or the supervisor's exit status when this console stopped everything. ``read_only``
-    (default: the core's): a console that looks and never acts."""
+    (default: the link's, as the RemoteCore was made): a console that looks and never
+    acts (the RemoteCore made read-only refuses to send what acts, too)."""
     from proctui.frontends.console.app import REFRESH_HZ, ProctuiApp
     from proctui.frontends.console.driver import console_driver
     from proctui.frontends.console.keys import shown
+    from proctui.frontends.policy import summary
     from proctui.frontends.printer import Printer, use_colour
-    from proctui.frontends.report import summary_lines
 
-    pid = core.conn.hello.get("pid")
-    where = f"supervisor pid {pid}" + ("" if core.conn.local else f" on {core.conn.where}")
+    link = core.snapshot().link
+    where = link.where if link is not None else "the supervisor"
     if read_only is None:
-        read_only = core.read_only
-    core.read_only = read_only  # (refused in the core too: nothing that acts is sent)
+        read_only = link is not None and link.read_only
     if read_only:
         hint = (f"attached read-only to {where}", "no key here acts on it",
                 f"{shown('detach')} or {shown('quit')} detaches")
@@ -163,8 +157,8 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
                      attached=where, read_only=read_only, again=again)
 
     def leave(signum: int, _frame: object) -> None:
-        app.detached = signal.Signals(signum).name
-        app._poked()
+        app.main.quit.detached = signal.Signals(signum).name
+        app.main.poke()
 
     previous = {sig: signal.signal(sig, leave) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
@@ -172,18 +166,20 @@ def attach_console(core: RemoteCore, *, refresh_hz: float | None = None,
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    names = list(core.names)
-    printer = Printer(names or ["proctui"], sys.stdout, use_colour(sys.stdout))
-    if core.all_ended() and core.shutting_down:
-        for line in summary_lines(core.final(), core.views(), core.strays()):
+    snap = core.snapshot()  # what the summary and the words below say, at one moment
+    link = snap.link
+    printer = Printer(snap.names or ["proctui"], sys.stdout, use_colour(sys.stdout))
+    if snap.all_ended and snap.shutting_down:
+        lines, status = summary(snap)
+        for line in lines:
             printer.say(line)
         printer.finish(2.0)
-        return core.exit_status()
-    if core.gone is not None and not core.all_ended():
-        printer.say(core.gone)
+        return status
+    if link is not None and link.gone is not None and not snap.all_ended:
+        printer.say(link.gone)
         printer.finish(2.0)
         return 1
-    goes_on = "goes on stopping everything" if core.shutting_down else "goes on"
+    goes_on = "goes on stopping everything" if snap.shutting_down else "goes on"
     printer.say(f"detached; {where} {goes_on}; this comes back to it:")
     # A command to copy: whole, never folded (the terminal's own wrap copies as one line).
     printer.say(f"  {again}", fold=False)

@@ -10,6 +10,7 @@ for the main screen cannot answer a question the operator has not seen yet.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +55,17 @@ class AskScreen(ModalScreen[Decision]):
     def bar(self, attached: bool) -> tuple[Key, ...]:
         return question_bar(attached)
 
-    def __init__(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
+    def __init__(self, view: ProcessView, position: int, waiting: int, now: float, *,
+                 refused: Callable[[], bool] = lambda: False,
+                 help: Callable[[], None] | None = None,
+                 detach: Callable[[], None] | None = None,
+                 resumed: Callable[[], None] | None = None) -> None:
         super().__init__()
+        # What its keys reach beyond it: may an answer act now (read-only, the link
+        # down: it says so), the help over it, leaving an attached console (None: not
+        # attached), and the console's tick once the question is back on top.
+        self.refuses, self.opens_help, self.detaches = refused, help, detach
+        self.resumed = resumed
         self.view = view
         self.position, self.waiting = position, waiting
         self.amount = f"{view.extend_step:g}"
@@ -100,9 +110,8 @@ class AskScreen(ModalScreen[Decision]):
     def on_screen_resume(self) -> None:
         # Back on top after the palette: a question answered meanwhile (`proctui kill` from
         # another terminal) goes now, before a key can answer it again, not at a later tick.
-        tick = getattr(self.app, "tick", None)
-        if callable(tick):
-            self.call_later(tick)
+        if self.resumed is not None:
+            self.call_later(self.resumed)
 
     def _arm(self) -> None:
         self.armed = True
@@ -165,19 +174,15 @@ class AskScreen(ModalScreen[Decision]):
             self._typed = True
             event.stop()
             self._draw()
-        elif event.key in find("detach").keys.split(",") and \
-                getattr(self.app, "attached", None) is not None:
+        elif event.key in find("detach").keys.split(",") and self.detaches is not None:
             # d leaves an attached console at once, as the README says, at a question
             # too: nothing is answered, the question waits for whoever attaches next.
             event.stop()
-            detach = getattr(self.app, "detach", None)
-            if callable(detach):
-                detach("detached")
+            self.detaches()
         elif event.key in _HELP:  # the help over the question (the key bar offers it)
             event.stop()
-            help_ = getattr(self.app, "action_help", None)
-            if callable(help_):
-                help_()
+            if self.opens_help is not None:
+                self.opens_help()
         elif event.key not in _ANSWERS and event.key not in _MOVES:
             # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
             event.stop()
@@ -200,8 +205,7 @@ class AskScreen(ModalScreen[Decision]):
         if action == "later":
             self.dismiss(Decision("later"))
             return
-        refused = getattr(self.app, "refused", None)  # read-only, or the link is down
-        if refused is not None and refused():
+        if self.refuses():  # read-only, or the link is down
             return  # (the question stays: it can still be answered once we may)
         if action == "extend":
             amount = float(self.seconds)
@@ -354,8 +358,8 @@ class LeaveScreen(ModalScreen[str]):
                 for key in LEAVE:
                     answer = key.action.removeprefix("leave('").removesuffix("')")
                     yield Button(f"{key.label} {key.shown.split()[0]}", id=f"leave-{answer}",
-                                 variant={"detach": "primary", "stop": "error"}.get(
-                                     answer, "default"), compact=True)
+                                 variant="primary" if answer == "detach" else
+                                 "error" if answer == "stop" else "default", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#leave-detach", Button).focus()

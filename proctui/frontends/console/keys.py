@@ -13,7 +13,7 @@ from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 
 if TYPE_CHECKING:
-    from textual.binding import Binding
+    from textual.binding import BindingType
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +127,10 @@ def reading_line() -> str:
     return f"{moves[0]}{moves[1]} {' '.join(moves[2:])} scroll · {first('close')} closes"
 
 
-def bindings(keys: tuple[Key, ...]) -> list[Binding]:
+def bindings(keys: tuple[Key, ...]) -> list[BindingType]:
     from textual.binding import Binding
 
-    out = []
+    out: list[BindingType] = []
     for k in keys:
         if k.action == "select_index":
             out += [Binding(d, f"select_index({int(d) - 1})", show=False)

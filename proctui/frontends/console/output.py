@@ -363,9 +363,12 @@ class Panes(dict[str, ProcessPane]):
 class PaneArea(Container):
     """The panes' room. The grid's page is worked out from its size, which is known only
     once the screen is laid out again: at the app's own resize it is still the old one
-    (a grid of three panes stayed at 60x15, and a page of one at 120x30 again)."""
+    (a grid of three panes stayed at 60x15, and a page of one at 120x30 again).
+    ``resized`` is told each new size."""
+
+    def __init__(self, resized: Callable[[], None], **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self._resized = resized
 
     def on_resize(self) -> None:
-        relayout = getattr(self.app, "_relayout", None)
-        if callable(relayout):
-            relayout()
+        self._resized()

@@ -3,6 +3,8 @@ hint line. Each draws from reactives, so it is redrawn only when what it shows c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
@@ -26,7 +28,7 @@ class ShutdownPanel(Widget):
     read_only = False  # a read-only console's panel offers no key that acts
     elsewhere = False  # the shutdown began elsewhere: q was never pressed here
 
-    def show(self, views: list[ProcessView], now: float) -> None:
+    def show(self, views: Sequence[ProcessView], now: float) -> None:
         # A process still running is being stopped too: its stop request is on its way
         # (the first frame after q came before the core had sent one, and said
         # "0 stopping" beside rows that all still said running).

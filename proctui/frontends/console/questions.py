@@ -8,6 +8,8 @@ pressed twice never answers two questions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 
@@ -28,7 +30,7 @@ class Questions:
         self.told: set[tuple[object, ...]] = set()  # said to wait under another screen
         self.said = False  # a toast says so, and no question has been on screen since
 
-    def waiting(self, views: list[ProcessView], now: float) -> list[ProcessView]:
+    def waiting(self, views: Sequence[ProcessView], now: float) -> list[ProcessView]:
         """Everything parked at a decision, oldest first."""
         parked = [v for v in views if v.phase is Phase.DECIDING]
         keys = {question_key(v) for v in parked}
@@ -40,7 +42,7 @@ class Questions:
         parked.sort(key=lambda v: self.since[question_key(v)])
         return parked
 
-    def next(self, views: list[ProcessView], now: float) -> tuple[ProcessView, int, int] | None:
+    def next(self, views: Sequence[ProcessView], now: float) -> tuple[ProcessView, int, int] | None:
         """The next question to ask, with its place in the queue, or None for now."""
         parked = self.waiting(views, now)
         if now < self.resume_at:
@@ -50,7 +52,7 @@ class Questions:
                 return v, i + 1, len(parked)
         return None
 
-    def newly_due(self, views: list[ProcessView], now: float) -> str | None:
+    def newly_due(self, views: Sequence[ProcessView], now: float) -> str | None:
         """What to say of a question come due under another screen (the help covers the
         whole screen: nothing said one waited until Esc), once per question."""
         upcoming = self.next(views, now)
@@ -66,7 +68,7 @@ class Questions:
         said, self.said = self.said, False
         return said
 
-    def place(self, view: ProcessView, views: list[ProcessView], now: float) -> tuple[int, int]:
+    def place(self, view: ProcessView, views: Sequence[ProcessView], now: float) -> tuple[int, int]:
         parked = self.waiting(views, now)
         keys = [question_key(v) for v in parked]
         key = question_key(view)

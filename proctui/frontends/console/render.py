@@ -7,6 +7,7 @@ it is only ever put into ``rich.text.Text`` objects, never parsed as markup.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -56,7 +57,7 @@ def _age_step(age: float) -> float:
     return 1.0 if age < 10 else 10.0 if age < 60 else 60.0
 
 
-def clock_face(views: list[ProcessView], now: float) -> tuple[object, ...]:
+def clock_face(views: Sequence[ProcessView], now: float) -> tuple[object, ...]:
     """Every figure of the clock on screen, as it reads at ``now``: the console redraws
     when this changes. Each figure comes from the real clock and the view's own instant
     (started_at, restart_at, deadline), so no figure ever goes backwards, and the row and
@@ -74,7 +75,7 @@ def clock_face(views: list[ProcessView], now: float) -> tuple[object, ...]:
     return tuple(face)
 
 
-def next_change(views: list[ProcessView], now: float) -> float:
+def next_change(views: Sequence[ProcessView], now: float) -> float:
     """Seconds until some figure of ``clock_face`` next changes (at most a minute)."""
     soonest = 60.0
     for view in views:

@@ -1,0 +1,77 @@
+"""The questions at a deadline, on screen: each tick, the next process parked at a
+decision is asked about (one question at a time, never over another screen), the
+question on screen is kept current, and one answered elsewhere (a key in another
+console, ``proctui kill``, the end) goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from textual.screen import Screen
+
+from proctui.core.life.stop import Phase
+from proctui.core.view import ProcessView
+from proctui.frontends.console.questions import Questions
+
+if TYPE_CHECKING:  # (the dialogs and Textual's buttons load at the first question)
+    from proctui.frontends.console.dialogs import AskScreen, Decision
+
+
+class Asking:
+    def __init__(self, screen: Screen[Any], *, clock: Callable[[], float],
+                 refused: Callable[[], bool], help: Callable[[], None],
+                 detach: Callable[[], None] | None, resumed: Callable[[], None],
+                 decide: Callable[[str, Decision], None]) -> None:
+        self.screen = screen  # the main screen: the questions go over it
+        self.clock = clock
+        # What a question's keys reach: may they act (read-only, the link down), the
+        # help over it, leaving (attached: None when local), a tick once it is back on
+        # top, and the answer.
+        self.refused, self.help, self.detach = refused, help, detach
+        self.resumed, self.decide = resumed, decide
+        self.questions = Questions()
+        self.question: AskScreen | None = None  # the question on screen, if any
+
+    def ask(self, views: Sequence[ProcessView], now: float, frozen: bool) -> None:
+        """Each tick (``frozen``: the link is down, the picture is old: nothing is asked)."""
+        app = self.screen.app
+        screen = self.question
+        if screen is not None and screen is app.screen:
+            current = next((v for v in views if v.name == screen.view.name), None)
+            if current is None or current.phase is not Phase.DECIDING or \
+                    current.decisions != screen.view.decisions:
+                screen.dismiss(None)  # answered elsewhere (a key, another console, the end)
+                self.questions.done(screen.key, now)
+                return
+            screen.show(current, *self.questions.place(current, views, now), now)
+            return
+        if len(app.screen_stack) > 1 or frozen:
+            # Another screen is open: one question at a time. Said over a text that hides
+            # the table, not over a dialog's text, nor the question the help came from.
+            if not frozen and getattr(app.screen, "HIDES_ALL", False) and \
+                    screen not in app.screen_stack and \
+                    (words := self.questions.newly_due(views, now)):
+                app.notify(words, severity="warning", markup=False, timeout=8)
+            return  # (or the link is down)
+        upcoming = self.questions.next(views, now)
+        if upcoming is None:
+            return
+        from proctui.frontends.console.dialogs import AskScreen
+
+        view, position, count = upcoming
+        question = self.question = AskScreen(
+            view, position, count, now, refused=self.refused, help=self.help,
+            detach=self.detach, resumed=self.resumed)
+        if self.questions.arrived():  # its toast stayed 8 s over the buttons at 60x15
+            app.clear_notifications()  # (here, from the screen under the question)
+
+        def answered(decision: Decision | None) -> None:
+            if self.question is question:
+                self.question = None
+            self.questions.done(question.key, self.clock())
+            if decision is not None:
+                self.decide(view.name, decision)
+
+        app.push_screen(question, answered)
+

@@ -1,0 +1,53 @@
+"""Sending the core a request of the command table, and showing what it answers: the
+words of a reply that says why nothing happened (or, asked for, whatever it says). The
+answer comes on the core's thread (or at once); it is shown on the console's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from textual.screen import Screen
+
+from proctui.commands.api import Core
+from proctui.commands.base import Request
+from proctui.core.reply import Done
+
+
+class Sender:
+    def __init__(self, core: Core, screen: Screen[Any]) -> None:
+        self.core = core
+        self.screen = screen  # (its app shows the answers)
+
+    def send(self, request: Request[Any], said: bool = False,
+             then: Callable[[Done], object] | None = None) -> Future[Any]:
+        """Send ``request``; show its answer when it says why nothing happened (or,
+        ``said``, when the key shows nothing else: X while everything stops); then, if
+        given, ``then`` on it."""
+        future = self.core.send(request)
+
+        def answered(reply: Done) -> None:
+            if (said or not reply.ok) and reply.text:
+                self.screen.app.notify(reply.text, markup=False,
+                                       severity="information" if reply.ok else "warning")
+            if then is not None:
+                then(reply)
+
+        self.then(future, answered)
+        return future
+
+    def then(self, future: Future[Any], act: Callable[[Done], object]) -> None:
+        """Once ``future`` is done, ``act`` on its reply, on the console's thread. Handed
+        over as a message (posting one is thread-safe and never waits): the core's thread
+        never waits for the console's, however busy its terminal keeps it."""
+        screen = self.screen
+
+        def done(f: Future[Any]) -> None:
+            try:
+                reply = f.result()
+            except Exception as e:
+                reply = Done(False, str(e))
+            screen.call_later(act, reply)
+
+        future.add_done_callback(done)
