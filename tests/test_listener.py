@@ -172,7 +172,7 @@ from proctui.core.supervisor import Supervisor
 from proctui.config.shell import from_commands
 from proctui.protocol import wire
 from proctui.remote.listener import Listener
-import proctui.remote.server, proctui.startup  # now: loading a module needs a descriptor
+import proctui.remote.server, proctui.remote.pages  # now: loading a module needs a descriptor
 
 crashed = []
 threading.excepthook = lambda a: crashed.append(repr(a.exc_value))

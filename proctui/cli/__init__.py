@@ -20,14 +20,15 @@ import click
 from proctui import __version__
 from proctui.cli.echo import EXIT_USAGE
 
-# Every command, in the module that holds it as an attribute of its name ("is-ready":
-# is_ready). tests/test_cli_lazy.py holds this table to the truth.
+# Every command but the command table's, in the module that holds it as an attribute of
+# its name ("is-ready": is_ready); the table's (stop, kill, extend, reload...) are made
+# from proctui.commands by table_commands.py. tests/test_cli_lazy.py holds this to the
+# truth.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "proctui.cli.launch": ("run", "up", "demo"),
     "proctui.cli.config_commands": ("check", "export"),
-    "proctui.cli.control_commands": ("status", "why", "is-ready", "logs", "events", "stop",
-                                     "start", "restart", "kill", "abandon", "extend",
-                                     "reload", "down", "attach", "stdio"),
+    "proctui.cli.control_commands": ("status", "why", "is-ready", "logs", "events", "down",
+                                     "attach", "stdio"),
     "proctui.cli.rundir_commands": ("ls", "clean", "timeline"),
 }
 _MODULE = {name: module for module, names in COMMANDS.items() for name in names}
@@ -38,17 +39,25 @@ class LazyGroup(click.Group):
     way to load subcommands lazily: override get_command and list_commands)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(_MODULE)
+        from proctui.cli import table_commands
+
+        return sorted([*_MODULE, *table_commands.ops()])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = _MODULE.get(cmd_name)
-        if module is None:
+        if module is not None:
+            return self._load(cmd_name)
+        from proctui.cli import table_commands
+
+        command = table_commands.command(cmd_name)
+        if command is None:
             # A mistyped name: click's error suggests the close ones among the commands
             # the group holds ("Did you mean ...?"), so it is given them all.
             for name in _MODULE:
                 self.commands.setdefault(name, self._load(name))
-            return None
-        return self._load(cmd_name)
+            for op in table_commands.ops():
+                self.commands.setdefault(op, table_commands.command(op))  # type: ignore[arg-type]
+        return command
 
     @staticmethod
     def _load(name: str) -> click.Command:

@@ -112,18 +112,18 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
     hangup = OnHangup(on_hangup) if on_hangup else config.on_hangup
     try:
         if not headless and sys.stdout.isatty() and sys.stdin.isatty():
+            from proctui.daemon import go_on_detached
             from proctui.frontends.console import run_console
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
                                hint=hint, stop_after=stop_after, refresh_hz=refresh,
                                on_hangup=hangup, source=config.source,
-                               reload_from=reload_from)
+                               reload_from=reload_from, go_on_detached=go_on_detached)
         from proctui.frontends import headless as runner
-        from proctui.startup import resume
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
                           stop_after=stop_after, source=config.source,
-                          reload_from=reload_from, resume=resume)
+                          reload_from=reload_from)
     finally:
         directory.close()
 
@@ -145,11 +145,10 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     none is still starting, and how to reach it."""
     from proctui.core.store.rundir import default_run_dir
     from proctui.daemon import detach
-    from proctui.startup import resume
 
     status, text = detach(config.processes, run_dir=path, source=config.source,
                           leftover_defaults=template, stop_after=stop_after,
-                          reload_from=reload_from, resume=resume)
+                          reload_from=reload_from)
     if status != 0:
         say(f"proctui: error: {text}", err=True)
         return status

@@ -41,9 +41,9 @@ class Seconds(click.ParamType):
 
 def bad_duration(value: str, positive: bool = True) -> str:
     """The one wording for every bad number of seconds."""
-    bound = "> 0" if positive else ">= 0"
-    return (f"{value!r} is not a duration {bound} and at most 100 days (10, 1.5, 10s, 2m, "
-            "1h30m)")
+    from proctui.config.values import duration_words
+
+    return duration_words(value, positive)
 
 
 SECONDS = Seconds()

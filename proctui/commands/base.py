@@ -7,7 +7,7 @@ table (``proctui.commands``) is made from them, and everything else from the tab
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -23,11 +23,20 @@ A = TypeVar("A", bound=Done)
 @dataclass(frozen=True)
 class Cli:
     """How a command is said on the command line: ``proctui OP ARGS``. ``args`` is its
-    usage after the op ("NAME...", "NAME SIGNAL"); ``verb`` words its reply when it has
-    none ("stop" says "stop web: done")."""
+    usage after the op ("NAME...", "NAME SIGNAL", "" for none); ``verb`` words its reply
+    when it has none ("stop" says "stop web: done")."""
 
     args: str = "NAME..."
     verb: str = ""
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the command line prints of a reply, and the exit status it gives."""
+
+    out: tuple[str, ...] = ()
+    err: tuple[str, ...] = ()
+    status: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,29 @@ class Request(Generic[A]):
         own answer to the events this posted."""
         raise NotImplementedError(f"{self.op} is not carried out by the core")
 
+    # -- the command line -------------------------------------------------------------
+
+    @classmethod
+    def from_words(cls, words: tuple[str, ...]) -> list[Request[Any]] | str:
+        """The requests ``proctui OP WORDS...`` makes, or why the words are wrong (said
+        as ``proctui OP: error: ...``, exit status 2)."""
+        if words:
+            return f"{cls.op} takes no arguments"
+        return [cls()]
+
+    def said(self, reply: Done) -> Said:
+        """The reply in the command line's words: its text, exit status 1 when not done."""
+        words = reply.text or f"{self.cli.verb if self.cli else self.op}: done"
+        return Said(out=tuple(words.splitlines()), status=0 if reply.ok else 1)
+
+    @classmethod
+    def palette_entries(cls) -> list[tuple[str, Callable[[str], Request[Any]]]]:
+        """What the console's command palette offers of it: (words, the request for the
+        selected process's name)."""
+        if not cls.palette:
+            return []
+        return [(cls.palette, lambda name: cls(name))]  # type: ignore[call-arg]
+
     def journal_fields(self) -> dict[str, object]:
         """What the journal keeps of it beside op, name and who sent it: its arguments
         that are numbers or flags (an extend's seconds), never a client's words."""
@@ -93,6 +125,17 @@ class Named(Command):
 
     def event(self, engine: Engine) -> object:
         raise NotImplementedError
+
+    @classmethod
+    def from_words(cls, words: tuple[str, ...]) -> list[Request[Any]] | str:
+        if not words:
+            return "give the name of a process (or several)"
+        return [cls(name) for name in words]
+
+    def said(self, reply: Done) -> Said:
+        verb = self.cli.verb if self.cli and self.cli.verb else self.op
+        return Said(out=(reply.text or f"{verb} {self.name}: done",),
+                    status=0 if reply.ok else 1)
 
     def execute(self, engine: Engine) -> Done | None:
         if self.name not in engine.table:

@@ -8,9 +8,9 @@ NOT_RUNNING; BAD_VALUE unless 0 < by <= MAX_SECONDS; REFUSED when it is not stop
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from proctui.commands.base import Cli, Named
+from proctui.commands.base import Cli, Named, Request
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.life import inputs as i
 from proctui.core.reply import Done, Fault, failed
@@ -25,7 +25,7 @@ class Extend(Named):
 
     op = "extend"
     by: float | None = None
-    cli: ClassVar[Cli | None] = Cli("NAME [SECONDS]", "extend")
+    cli: ClassVar[Cli | None] = Cli("NAME [SECONDS | --no-deadline]", "extend")
 
     def check(self) -> Done | None:
         if self.by is not None and not 0 < self.by <= MAX_SECONDS:
@@ -35,3 +35,28 @@ class Extend(Named):
 
     def event(self, engine: Engine) -> object:
         return i.ExtendCmd(self.by)
+
+    @classmethod
+    def from_words(cls, words: tuple[str, ...]) -> list[Request[Any]] | str:
+        """NAME SECONDS, or NAME --no-deadline (wait for it with no deadline: the
+        console's w)."""
+        from proctui.commands.wait import Wait
+        from proctui.config.values import duration_words, parse_duration
+
+        rest = [w for w in words if w != "--no-deadline"]
+        no_deadline = len(rest) != len(words)
+        if not rest:
+            return "give the name of the process"
+        name, seconds = rest[0], rest[1:]
+        if len(seconds) > 1:
+            return f"give one SECONDS, not {len(seconds)}"
+        if no_deadline == bool(seconds):
+            return ("give SECONDS (10, 1.5, 10s, 2m, 1h30m) or --no-deadline"
+                    + (", not both" if no_deadline else ""))
+        if no_deadline:
+            return [Wait(name)]
+        # A word, not a number: "-5" must be a bad value, not an unknown option.
+        by = parse_duration(seconds[0])
+        if by is None or not 0 < by <= MAX_SECONDS:
+            return f"SECONDS {duration_words(seconds[0])}"
+        return [cls(name, by)]

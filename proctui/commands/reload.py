@@ -17,7 +17,7 @@ import concurrent.futures
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from proctui.commands.base import Cli, Command
+from proctui.commands.base import Cli, Command, Said
 from proctui.core.reply import Done, Fault, failed
 
 if TYPE_CHECKING:
@@ -32,6 +32,15 @@ class Reload(Command):
     op = "reload"
     cli: ClassVar[Cli | None] = Cli("", "reload")
     palette = "Reload the config file: start what was added, stop what was removed"
+
+    def said(self, reply: Done) -> Said:
+        """One line per change; a config that no longer parses is its one-line error
+        and exit status 2, and nothing changed."""
+        if reply.fault is Fault.BAD_VALUE:
+            return Said(err=(f"proctui: error: {reply.text}",), status=2)
+        if not reply.ok:
+            return Said(err=(f"proctui: {reply.text}",), status=1)
+        return Said(out=tuple(reply.text.splitlines()))
 
     def execute(self, engine: Engine) -> Done | concurrent.futures.Future[Done]:
         from proctui.config import ConfigError

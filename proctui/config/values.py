@@ -120,6 +120,14 @@ def enum(kind: type[Enum], value: object, key: str, where: Where) -> Enum:
     raise where.error(key, f"expected one of {choices}, got {show(value)}")
 
 
+def duration_words(value: str, positive: bool = True) -> str:
+    """The one wording for every bad number of seconds (the value cut short: a 400-digit
+    one is not echoed whole)."""
+    bound = "> 0" if positive else ">= 0"
+    return (f"{show(value)} is not a duration {bound} and at most 100 days (10, 1.5, 10s, "
+            "2m, 1h30m)")
+
+
 def show(value: object) -> str:
     if isinstance(value, str):
         return repr(value) if len(value) <= 60 else repr(value[:57] + "...")

@@ -60,7 +60,6 @@ class Engine:
                  leftover_defaults: ProcessSpec | None,
                  publish: Callable[[CoreSnapshot], None],
                  clock: Callable[[], float] = time.monotonic,
-                 hold: Callable[[], bool] = lambda: False,
                  reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
                  executor: Callable[[Engine], Executor] | None = None) -> None:
         self.specs = tuple(specs)
@@ -80,7 +79,7 @@ class Engine:
         # ``executor``: another executor (a test's, which fakes the OS and the clock).
         self.executor = executor(self) if executor is not None else Executor(
             self.loop, os_layer, run_dir, events, self.journal, self.post, self.table.get,
-            self.table.all, self._stray, self.trouble, self._poke, hold, self.urgent)
+            self.table.all, self._stray, self.trouble, self._poke, self.urgent)
         self.seq = 0
         self.snapshot = CoreSnapshot()
         self.launched = False  # every process of the config was launched

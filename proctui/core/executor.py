@@ -74,8 +74,7 @@ class Executor:
                  procs: Callable[[], list[Proc]],
                  stray: Callable[[int, str], None],
                  trouble: Callable[[str, str | None], None],
-                 poke: Callable[[], None], hold: Callable[[], bool] = lambda: False,
-                 urgent: Post | None = None) -> None:
+                 poke: Callable[[], None], urgent: Post | None = None) -> None:
         self.loop = loop
         # A fact whose signal must go out before any bookkeeping (a deadline come).
         self.urgent = urgent or post
@@ -112,7 +111,7 @@ class Executor:
                                   current, lambda text: trouble("PID files", text))
         self.housekeeping = Housekeeping(loop, os_layer, self.lineage, procs, self._keep,
                                          post, stray, self.last_output.get,
-                                         self.speech.dropped_now, hold)
+                                         self.speech.dropped_now)
 
     # -- what the engine asks ---------------------------------------------------------
 

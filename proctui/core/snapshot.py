@@ -36,6 +36,8 @@ class Link:
     read_only: bool = False  # it may look, never act
     settled: bool = True  # no output still coming, as the last pushes said
     dropped: int = 0  # lines that left the supervisor's scrollback before they were seen
+    heard: float | None = None  # when the supervisor last said anything (monotonic)
+    host: str = ""  # the machine it is on ("" on this one)
 
 
 @dataclass(frozen=True, slots=True)

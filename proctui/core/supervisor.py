@@ -71,7 +71,6 @@ class Supervisor:
                  events: EventQueue | None = None,
                  leftover_defaults: ProcessSpec | None = None,
                  reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
-                 hold: Callable[[], bool] = lambda: False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.specs = tuple(specs)
         self.run_dir = run_dir
@@ -80,7 +79,6 @@ class Supervisor:
         self.events = events
         self.leftover_defaults = leftover_defaults
         self.reload_from = reload_from
-        self.hold = hold  # the frontend is still loading: the tree walk waits a little
         self.clock = clock
         self._snapshot = CoreSnapshot()
         self._buffers: dict[str, OutputBuffer] = {}
@@ -138,7 +136,7 @@ class Supervisor:
         engine = Engine(self.specs, os_layer=self.os, run_dir=self.run_dir,
                         interactive=self.interactive, events=self.events,
                         leftover_defaults=self.leftover_defaults, publish=self._published,
-                        clock=self.clock, hold=self.hold, reload_from=self.reload_from)
+                        clock=self.clock, reload_from=self.reload_from)
         self._engine = engine
         engine.poked = self._poked
         engine.on_launched = self._started.set

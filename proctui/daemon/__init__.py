@@ -37,8 +37,7 @@ READY_WAIT = 300.0  # seconds; start-up is bounded far below this by the start t
 
 def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
            leftover_defaults: ProcessSpec, stop_after: float | None,
-           reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
-           resume: Callable[[], object] = lambda: None) -> tuple[int, str]:
+           reload_from: Callable[[], Sequence[ProcessSpec]] | None = None) -> tuple[int, str]:
     """Start the supervisor in the background. Returns (exit status, one line to show):
     (0, its pid) once every process was launched, else the reason it did not start."""
     read_end, write_end = os.pipe()
@@ -51,7 +50,7 @@ def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
         status = 70
         try:
             status = _supervise(specs, run_dir, source, leftover_defaults, stop_after,
-                                write_end, reload_from, resume)
+                                write_end, reload_from)
         except BaseException as e:  # reported through the pipe; the child then ends
             _tell(write_end, f"error internal error: {type(e).__name__}: {e}")
         finally:
@@ -69,8 +68,7 @@ def detach(specs: Sequence[ProcessSpec], *, run_dir: Path, source: str,
 def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
                leftover_defaults: ProcessSpec, stop_after: float | None,
                ready_fd: int,
-               reload_from: Callable[[], Sequence[ProcessSpec]] | None,
-               resume: Callable[[], object]) -> int:
+               reload_from: Callable[[], Sequence[ProcessSpec]] | None) -> int:
     from proctui.core.store.rundir import RunDirError
     from proctui.frontends import headless
 
@@ -94,7 +92,7 @@ def _supervise(specs: Sequence[ProcessSpec], path: Path, source: str,
         return headless.run(specs, run_dir=directory, leftover_defaults=leftover_defaults,
                             stop_after=stop_after, source=source, linger=True, ready=ready,
                             tick=lambda: rotate_log(directory), reload_from=reload_from,
-                            output_trouble=log_error, resume=resume,
+                            output_trouble=log_error,
                             rebuilt=_reopen_log)
     finally:
         directory.close()

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from proctui.commands.base import Request
 from proctui.commands.interactive import SetInteractive
@@ -26,7 +26,7 @@ from proctui.core.life.stages import Why
 from proctui.core.life.stop import Phase
 from proctui.core.output.lines import Stream, stamp_at
 from proctui.core.output.text import clean
-from proctui.core.reply import Done, Fault
+from proctui.core.reply import Fault
 from proctui.core.store.rundir import default_run_dir
 from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
@@ -188,22 +188,26 @@ def troubles(state: State) -> list[str]:
 # -- commands on processes -------------------------------------------------------------
 
 
-def act(conn: Connection, make: Callable[[str], Request[Done]], names: tuple[str, ...],
-        out: TextIO, verb: str) -> int:
-    """Send the request ``make`` gives for each name; 0 when every one acted, 1 when
-    the core said no to one."""
+def send_all(conn: Connection, requests: list[Request[Any]], out: TextIO,
+             err: TextIO) -> int:
+    """Send each request in turn and say each reply as its command says it; the exit
+    status is the worst of them. A name the supervisor does not run is the one-line
+    error (exit 2) before anything is sent."""
     known = conn.names
-    for name in names:
-        if name not in known:
+    for request in requests:
+        name = getattr(request, "name", None)
+        if isinstance(name, str) and name not in known:
             raise UnknownProcess(name, known)
     status = 0
-    for name in names:
-        reply = conn.call(make(name))
-        if reply.fault is Fault.UNKNOWN_NAME:
+    for request in requests:
+        reply = conn.call(request)
+        name = getattr(request, "name", None)
+        if reply.fault is Fault.UNKNOWN_NAME and isinstance(name, str):
             raise UnknownProcess(name, known)
-        out.write(clean(reply.text or f"{verb} {name}: done") + "\n")
-        if not reply.ok:
-            status = 1
+        said = request.said(reply)
+        out.write("".join(clean(line) + "\n" for line in said.out))
+        err.write("".join(clean(line) + "\n" for line in said.err))
+        status = max(status, said.status)
     return status
 
 

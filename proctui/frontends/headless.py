@@ -317,7 +317,6 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
         tick: Callable[[], object] | None = None,
         reload_from: Callable[[], Sequence[ProcessSpec]] | None = None,
         output_trouble: str | None = None,
-        resume: Callable[[], object] = lambda: None,
         rebuilt: Callable[[RunDir], None] | None = None) -> int:
     """Run ``specs`` headless until every process has ended (``linger``: until someone
     stops everything); returns the exit status. The control socket is served from start
@@ -342,10 +341,9 @@ def run(specs: Sequence[ProcessSpec], *, run_dir: RunDir | None = None,
             sink = Writer(stream.fileno(), on_broken=lambda _why: events.wake(),
                           on_trouble=lambda _why: events.wake())
     printer = Printer([s.name for s in specs], sink, use_colour(stream))
-    control = Listener(sup, run_dir, source, on_serve=resume)
+    control = Listener(sup, run_dir, source)
 
     def started() -> None:
-        resume()  # started: every process is launched
         # Served when a client first connects: a short run never loads the server.
         error = control.bind(on_knock=True)
         if error is not None and linger:

@@ -288,8 +288,12 @@ class RemoteCore:
     # -- the three doors --------------------------------------------------------------
 
     def snapshot(self) -> CoreSnapshot:
-        """The supervisor's latest views and state, and how the link stands."""
+        """The supervisor's latest views and state, and how the link stands (when it
+        was last heard from moves without a push: a ping's answer)."""
         snap = self._snapshot
+        heard = self.conn.heard
+        if snap is not None and snap.link is not None and snap.link.heard != heard:
+            snap = self._snapshot = replace(snap, link=replace(snap.link, heard=heard))
         if snap is None:
             views = self._views
             link = self.link
@@ -306,7 +310,8 @@ class RemoteCore:
                 tries=link.tries if link is not None else 0, gone=self.gone,
                 not_answering=str(self.not_answering) if self.not_answering else None,
                 links=self.links, read_only=self.read_only, settled=not self._busy,
-                dropped=self.dropped))
+                dropped=self.dropped, heard=heard,
+                host="" if self.conn.local else self.conn.where))
             self._snapshot = snap
         return snap
 

@@ -17,7 +17,6 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from proctui.protocol.wire import SOCKET
@@ -70,13 +69,11 @@ class Listener:
     nothing), at the latest ``SERVE_AT_THE_LATEST`` seconds after binding."""
 
     def __init__(self, core: Supervisor, run_dir: RunDir | None, source: str = "",
-                 own_console: bool = False,
-                 on_serve: Callable[[], object] = lambda: None) -> None:
+                 own_console: bool = False) -> None:
         self.core = core
         self.own_console = own_console
         self.run_dir = run_dir
         self.source = source
-        self.on_serve = on_serve  # start-up is over (the entry point's collector goes on)
         self.server: Server | None = None
         self._bound: Bound | None = None
         self._lock = threading.Lock()
@@ -137,7 +134,6 @@ class Listener:
             server.own_console = False
 
     def serve(self) -> None:
-        self.on_serve()  # start-up is over, even should the console never draw
         with self._lock:
             if self._done or self._bound is None:
                 return

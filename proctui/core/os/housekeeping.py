@@ -20,8 +20,6 @@ from proctui.core.os.usage import Samples, usage_of
 EVERY = 1.0
 QUIET = 4.0  # seconds between walks once the tree has long stayed the same
 QUIET_WALKS = 5  # walks that find nothing new before the pace halves
-STARTING = 3.0  # at most this long after its start, the first walk waits while the
-STARTING_LOOK = 0.25  # frontend says it is still loading (``hold``), looking again this often
 
 
 class Housekeeping:
@@ -30,8 +28,7 @@ class Housekeeping:
                  post: Callable[[str, object], None],
                  stray: Callable[[int, str], None],
                  quiet_for: Callable[[str], float | None],
-                 dropped: Callable[[str], int],
-                 hold: Callable[[], bool] = lambda: False) -> None:
+                 dropped: Callable[[str], int]) -> None:
         self.loop = loop
         self.os = os_layer
         self.lineage = lineage
@@ -41,7 +38,6 @@ class Housekeeping:
         self.stray = stray  # (pid, cmdline) of a newly found stray, once
         self.quiet_for = quiet_for  # when a process last printed (None: never)
         self.dropped = dropped  # notify datagrams its current run's socket dropped
-        self.hold = hold  # the frontend is still loading: nothing here is urgent yet
         self.want_usage = False
         self.cpu: Samples = {}
         self.said: set[tuple[int, int]] = set()
@@ -49,7 +45,6 @@ class Housekeeping:
         self._quiet = 0  # walks in a row that found the tree as it was
         self._shape: frozenset[tuple[int, ...]] = frozenset()
         self._handle: asyncio.TimerHandle | None = None
-        self._starting_until = loop.time() + STARTING
 
     def schedule(self, delay: float | None = None) -> None:
         """Walk every second while anything changes; when a tree of idle processes has
@@ -73,13 +68,6 @@ class Housekeeping:
         procs = self.procs()
         runs = [p.run for p in procs if p.run is not None]
         stopping = any(r.live and r.stop.phase.stopping for r in runs)
-        if self.hold() and self.loop.time() < self._starting_until and not stopping:
-            # The console is still loading: nothing a walk finds is urgent yet, and each
-            # of its hundreds of system calls would take the GIL from that load (where
-            # prctl refuses a subreaper, as under qemu-user, the walk reads every
-            # process on the machine).
-            self.schedule(STARTING_LOOK)
-            return
         live = [p for p in procs if p.run is not None and p.run.live]
         if live or self.lineage.strays:
             table = self.lineage.update(lambda: runs, max_age=0.2)

@@ -177,7 +177,7 @@ class LinkWatch:
         the link was given up, 10 s later, its countdowns sitting at 0.0s meanwhile: after
         SILENT_WARN seconds of silence the banner says so."""
         # When the supervisor last said anything (monotonic), where the link says it.
-        heard: float | None = getattr(link, "heard", None)
+        heard = link.heard
         if not self.attached or heard is None:
             return
         silent = time.monotonic() - heard
