@@ -86,10 +86,16 @@ class FakeExecutor:
     def walk(self) -> None:
         pass
 
+    said_pending = False
+    said_soon: Callable[[], None] = staticmethod(lambda: None)  # type: ignore[assignment]
+
     def say(self, name: str | None, text: str) -> None:
         self.s.notices.append((self.s.now, name, text))
         if name is not None and name in self.buffers:
             self.buffers[name].append(Stream.PROCTUI, [text])
+
+    def flush_said(self) -> None:
+        pass
 
     def store_rebuilt(self) -> None:
         pass

@@ -80,6 +80,7 @@ class Engine:
         self.executor = executor(self) if executor is not None else Executor(
             self.loop, os_layer, run_dir, events, self.journal, self.post, self.table.get,
             self.table.all, self._stray, self.trouble, self._poke, self.urgent)
+        self.executor.said_soon = self._said_soon
         self.seq = 0
         self.snapshot = CoreSnapshot()
         self.launched = False  # every process of the config was launched
@@ -495,11 +496,15 @@ class Engine:
 
     # -- publication ------------------------------------------------------------------
 
+    def _said_soon(self) -> None:
+        if not self._taking:  # (in a drain, its publication is coming anyway)
+            self._publish_soon()
+
     def _publish_soon(self) -> None:
         if self._publish_due:
             return
         if not self.table.changed and not self._world_changed and not self._replies \
-                and not self.table.order_changed:
+                and not self.table.order_changed and not self.executor.said_pending:
             return
         self._publish_due = True
         self.loop.call_soon(self.publish)
@@ -540,6 +545,7 @@ class Engine:
             all_ended=self.launched and not self._unfinished,
             journal_seq=self.journal.seq, worst=self._worst)
         self.publish_to(self.snapshot)
+        self.executor.flush_said()  # the words after the state they speak of
         replies, self._replies = self._replies, []
         for future, answer in replies:
             if not future.done():
@@ -554,6 +560,7 @@ class Engine:
     # -- the end ----------------------------------------------------------------------
 
     def close(self) -> None:
+        self.executor.flush_said()
         self.journal.write(Kind.END)
         self.journal.close()
         self.executor.close(lambda name: self._output_path(name))

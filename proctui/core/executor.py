@@ -97,6 +97,8 @@ class Executor:
         self.output_count = 0  # reads that brought output: frontends look when it moves
         self._gone_looks: dict[tuple[str, int], float | None] = {}  # due now, batched
         self._timers: set[asyncio.TimerHandle] = set()
+        self._said: list[tuple[str | None, str]] = []  # waiting for the next snapshot
+        self.said_soon: Callable[[], None] = lambda: None  # the engine publishes soon
         self._old_pipes: list[Pipes] = []  # earlier runs' pipes, read until their end
         self._logs_fd: int | None = None
         if run_dir is not None and run_dir.fd is not None:
@@ -174,12 +176,25 @@ class Executor:
         self.lineage.update(self._runs)
 
     def say(self, name: str | None, text: str) -> None:
-        """A line of proctui's own: the process's pane (when about one), the printer."""
-        text = visible(text)  # quotes commands and names: never a live escape
-        if name is not None and name in self.buffers:
-            self.buffers[name].append(Stream.PROCTUI, [text])
-        if self.events is not None:
-            self.events.put_notice(name, text)
+        """A line of proctui's own: the process's pane (when about one), the printer;
+        once the snapshot that shows what it speaks of is out (a reader of "waiting for
+        a decision" found the process still stopping)."""
+        self._said.append((name, visible(text)))  # (visible: never a live escape)
+        if len(self._said) == 1:
+            self.said_soon()
+
+    @property
+    def said_pending(self) -> bool:
+        return bool(self._said)
+
+    def flush_said(self) -> None:
+        """The lines said since the last snapshot, to the panes and the printer."""
+        said, self._said = self._said, []
+        for name, text in said:
+            if name is not None and name in self.buffers:
+                self.buffers[name].append(Stream.PROCTUI, [text])
+            if self.events is not None:
+                self.events.put_notice(name, text)
 
     def later(self, delay: float, fn: Callable[..., None], *args: object) -> None:
         def call() -> None:

@@ -12,7 +12,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import islice, repeat
 
@@ -235,7 +235,7 @@ class OutputSlice:
     # (index into lines, order) where each append's lines begin: ``order`` numbers every
     # append of every buffer in one sequence, so a reader of several buffers (down) can
     # print them in the order they happened (db's SIGTERM came after web's end).
-    stamps: tuple[tuple[int, int], ...] = ()
+    stamps: tuple[tuple[int, int], ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)
