@@ -14,14 +14,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from proctui.commands.abandon_all import AbandonAll
 from proctui.config import ProcessSpec
-from proctui.core.life.outcome import Outcome
+from proctui.core.life.outcome import Outcome, OutcomeKind
 from proctui.core.life.stop import Phase
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.output.events import EventQueue, Notice
@@ -139,6 +139,40 @@ def wait_until(predicate: Callable[[], object], timeout: float = 10.0,
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.01)
+
+
+# -- what a core says, read through its three doors (snapshot, send, output) ----------
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A run's outcome as its journal entry gives it."""
+
+    kind: OutcomeKind
+    text: str
+
+
+def journal(core: object, timeout: float = 10.0) -> list[dict[str, object]]:
+    """The whole journal so far, page by page, as any client reads it."""
+    from proctui.commands.journal_read import ReadJournal
+
+    entries: list[dict[str, object]] = []
+    while True:
+        page = core.send(ReadJournal(len(entries))).result(timeout=timeout)  # type: ignore[attr-defined]
+        assert page.ok, page
+        entries += page.entries
+        if not page.more:
+            return entries
+
+
+def outcomes(core: object) -> list[tuple[str, Ended]]:
+    """Every run's outcome so far, in order, named: the journal's outcome entries."""
+    return [(str(e["name"]), Ended(OutcomeKind(e["outcome"]), str(e["text"])))
+            for e in journal(core) if e.get("kind") == "outcome"]
+
+
+def all_ended(core: object) -> bool:
+    return bool(core.snapshot().all_ended)  # type: ignore[attr-defined]
 
 
 def spec(name: str, script: str, **kw: object) -> ProcessSpec:

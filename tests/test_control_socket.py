@@ -36,7 +36,7 @@ from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.server import BATCH, HIGH_WATER, Server
 from tests import table as commands
 from tests.children import STUBBORN
-from tests.conftest import PY, pyspec, spec, wait_until
+from tests.conftest import PY, journal, pyspec, spec, wait_until
 
 # Connects as nobody, sends a command, prints whatever the server answered before it
 # closed the connection (it may close before the command is even sent).
@@ -316,7 +316,7 @@ def test_another_user_is_refused_and_the_refusal_logged(served):
     assert "refused" in got.stdout and '"views"' not in got.stdout
     assert s.view("a").phase is Phase.RUNNING
     wait_until(lambda: any(e.get("kind") == "notice" and "uid 65534" in str(e.get("text"))
-                           for e in s.sup.journal()), what="the refusal in the journal")
+                           for e in journal(s.sup)), what="the refusal in the journal")
 
 
 def test_no_supervisor_is_one_clear_error(tmp_path):
@@ -611,8 +611,8 @@ def test_the_journal_comes_a_page_at_a_time_and_whole(served, monkeypatch):
     s = served([spec("a", "sleep 60"), spec("b", "sleep 60")])
     core = RemoteCore(s.connection(), output=False)
     try:
-        expected = s.sup.journal()
-        got = core.journal()
+        expected = journal(s.sup)
+        got = journal(core)
         assert len(expected) >= 3 and got[:len(expected)] == json.loads(json.dumps(expected))
     finally:
         core.close()
@@ -639,7 +639,7 @@ def test_a_console_that_reads_keeps_its_slot_when_strangers_subscribe(served):
         finally:
             conn.close()
         assert console.gone is None
-        assert console.journal()  # still answered
+        assert journal(console)  # still answered
     finally:
         console.close()
         for sock in hogs:
@@ -673,7 +673,7 @@ def test_a_flood_of_refused_connections_is_one_notice(served):
     assert got.returncode == 0, got.stderr
 
     def refusals() -> list[str]:
-        return [str(e.get("text")) for e in s.sup.journal()
+        return [str(e.get("text")) for e in journal(s.sup)
                 if e.get("kind") == "notice" and "uid 65534" in str(e.get("text"))]
 
     wait_until(refusals, what="the refusal in the journal")

@@ -336,7 +336,7 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
     from proctui.remote.client import Connection
     from proctui.remote.server import Server
     from tests import table as commands
-    from tests.conftest import spec, wait_until
+    from tests.conftest import all_ended, spec, wait_until
 
     name = "the-target-process"
     run_dir = RunDir(tmp_path_factory.mktemp("fuzz") / "run")
@@ -381,7 +381,7 @@ def test_random_requests_never_hurt_the_control_server(tmp_path_factory):
             conn.close()
     finally:
         sup.send(Kill(name)).result(timeout=5)
-        wait_until(sup.all_ended, timeout=20, what="the target killed")
+        wait_until(lambda: all_ended(sup), timeout=20, what="the target killed")
         server.close()
         sup.close()
         run_dir.close()

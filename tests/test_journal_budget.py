@@ -11,7 +11,7 @@ from proctui.commands.stop import Stop
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.store import journal as journal_mod
 from proctui.core.store.journal import Journal
-from tests.conftest import pyspec
+from tests.conftest import journal, pyspec
 
 
 def read(run_dir) -> list[dict[str, object]]:
@@ -116,7 +116,7 @@ def test_a_status_loop_does_not_lose_the_shutdown(harness, run_dir):
     assert sum(e.get("coalesced", 0) for e in notify) + len(notify) >= received - 1
     assert all(len(json.dumps(e)) < 2000 for e in notify), "values are capped"
     assert (run_dir.path / journal_mod.NAME).stat().st_size < 200_000
-    assert len(h.sup.journal()) < 200
+    assert len(journal(h.sup)) < 200
 
 
 def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harness, run_dir):
@@ -144,7 +144,7 @@ def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harne
     view = h.view("greedy")
     took = view.kill_sent_at - view.stop_requested_at
     assert outcome.kind is OutcomeKind.KILLED and 2.9 < took < 3.3, (took, outcome.text)
-    sock_received = sum(1 for e in h.sup.journal() if e["kind"] == "extend")
+    sock_received = sum(1 for e in journal(h.sup) if e["kind"] == "extend")
     entries = read(run_dir)
     deadlines = [e for e in entries if e["kind"] == "deadline"]
     assert len(deadlines) <= 40, len(deadlines)

@@ -18,7 +18,7 @@ from proctui.commands.wait import Wait
 from proctui.config import ReadyCheck
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.life.stop import Phase
-from tests.conftest import pyspec, spec, wait_until
+from tests.conftest import journal, pyspec, spec, wait_until
 
 SENDER = ("import os, socket, time\n"
           "a = os.environ['NOTIFY_SOCKET']; a = '\\0' + a[1:]\n"
@@ -64,7 +64,8 @@ def test_a_supervised_process_sending_a_hostile_datagram_stops_nothing(harness, 
     h = harness([pyspec("svc", code, stop_timeout=2),
                  pyspec("bystander", "import time; time.sleep(60)")])
     h.wait_output("svc", "sent")
-    wait_until(lambda: h.view("svc").status == "alive" or h.sup.snapshot().crash, what="STATUS=alive")
+    wait_until(lambda: h.view("svc").status == "alive" or h.sup.snapshot().crash,
+               what="STATUS=alive")
     assert h.sup.snapshot().crash is None, h.sup.snapshot().crash
     sock = h.sup._engine.executor.speech.sockets["svc"]
     assert dropped(sock) == 1, sock.dropped
@@ -111,9 +112,9 @@ def test_an_outsider_sending_hostile_datagrams_is_dropped_and_counted(harness):
     assert h.sup._engine.executor.speech.dropped_counts() == {"svc": counts}
     h.sup.send(Stop("svc"))
     h.outcome("svc")
-    wait_until(lambda: any(e["kind"] == "notify-dropped" for e in h.sup.journal()),
+    wait_until(lambda: any(e["kind"] == "notify-dropped" for e in journal(h.sup)),
                what="the dropped counts in the journal")
-    (entry,) = [e for e in h.sup.journal() if e["kind"] == "notify-dropped"]
+    (entry,) = [e for e in journal(h.sup) if e["kind"] == "notify-dropped"]
     assert entry["name"] == "svc" and entry["dropped"] == counts
 
 

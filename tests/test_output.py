@@ -10,7 +10,7 @@ import pytest
 from proctui.core.output.events import Dropped, EventQueue, Output
 from proctui.core.output.lines import Chunk, LineSplitter, OutputBuffer, Stream
 from proctui.core.supervisor import Supervisor
-from tests.conftest import pyspec, spec, wait_until
+from tests.conftest import all_ended, pyspec, spec, wait_until
 
 
 def split_all(chunks: list[bytes], max_len: int = 8192) -> tuple[list[str], str]:
@@ -353,7 +353,7 @@ def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
     sup = Supervisor([spec("flood", "seq 1 2000000")], events=events)
     sup.start()
     try:
-        wait_until(sup.all_ended, timeout=30, what="the flood to end")
+        wait_until(lambda: all_ended(sup), timeout=30, what="the flood to end")
         ((_, outcome),) = sup.snapshot().final()
         assert outcome.text == "exited: exit code 0"
         buf = sup.output.buffer("flood")

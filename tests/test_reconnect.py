@@ -38,7 +38,7 @@ from proctui.remote.redial import READ_ONLY, RECONNECTING, Backoff, SupervisorEn
 from proctui.remote.server import Server
 from tests import table as commands
 from tests.children import POLITE, STUBBORN
-from tests.conftest import PY, alive, pyspec, wait_until
+from tests.conftest import PY, alive, all_ended, journal, pyspec, wait_until
 from tests.test_console import SIZE, until
 
 # Prints a numbered line every 20 ms: the numbers prove nothing was lost or repeated.
@@ -233,7 +233,7 @@ async def test_the_box_sees_a_drop_as_a_detach_and_changes_nothing(tmp_path):
     async with attached(tmp_path, specs) as (app, pilot, box, _core, dial):
         pids = {v.name: v.pid for v in box.sup.snapshot().views}
         await until(pilot, lambda: box.server.clients, what="the console connected")
-        journal = len(box.sup.journal())
+        seen = len(journal(box.sup))
         dial.drop(then_fail=1000)
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
         wait_until(lambda: not box.server.clients, what="the server to drop the client")
@@ -242,7 +242,7 @@ async def test_the_box_sees_a_drop_as_a_detach_and_changes_nothing(tmp_path):
         assert all(alive(pid) for pid in pids.values())
         assert {v.phase for v in box.sup.snapshot().views} == {Phase.RUNNING}
         assert not box.sup.snapshot().shutting_down and not box.sup.snapshot().all_ended
-        kinds = {e.get("kind") for e in box.sup.journal()[journal:]}
+        kinds = {e.get("kind") for e in journal(box.sup)[seen:]}
         assert not kinds & {"shutdown", "stop", "signal", "decision", "extend"}, kinds
         assert box.acted() == []
 
@@ -329,7 +329,7 @@ async def test_the_console_ends_when_the_supervisor_ended_meanwhile(tmp_path):
         dial.drop(then_fail=1000)
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
         box.sup.send(StopAll())
-        wait_until(box.sup.all_ended, timeout=20, what="everything ended")
+        wait_until(lambda: all_ended(box.sup), timeout=20, what="everything ended")
         box.server.close()  # the supervisor's end: its socket goes
         dial.failing = 0
         await until(pilot, lambda: not app.is_running, timeout=30, what="the console ended")
@@ -340,7 +340,7 @@ async def test_the_console_ends_when_the_supervisor_ended_meanwhile(tmp_path):
 async def test_a_goodbye_ends_the_console_without_reconnecting(tmp_path):
     async with attached(tmp_path, [pyspec("web", POLITE)]) as (app, pilot, box, core, dial):
         box.sup.send(StopAll())
-        wait_until(box.sup.all_ended, timeout=20, what="everything ended")
+        wait_until(lambda: all_ended(box.sup), timeout=20, what="everything ended")
         box.server.close()  # says what is final, then closes every connection
         await until(pilot, lambda: not app.is_running, timeout=20, what="the console ended")
         assert core.snapshot().all_ended and core.link is None and dial.calls == 1
@@ -383,7 +383,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
     specs = [pyspec("web", POLITE), pyspec("hung", STUBBORN, stop_timeout=0.5,
                                             on_timeout=OnTimeout.ASK)]
     async with attached(tmp_path, specs, read_only=True) as (app, pilot, box, core, _d):
-        journal = len(box.sup.journal())
+        seen = len(journal(box.sup))
         for key in ACTING:
             await pilot.press(key)
             await pilot.pause(0.05)
@@ -394,7 +394,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         assert {v.phase for v in box.sup.snapshot().views} == {Phase.RUNNING}
         # The core refuses too: nothing that acts reaches the box, even asked directly.
         assert core.send(Stop("web")).result(5).text == READ_ONLY
-        kinds = {e.get("kind") for e in box.sup.journal()[journal:]}
+        kinds = {e.get("kind") for e in journal(box.sup)[seen:]}
         assert not kinds & {"shutdown", "stop", "signal", "decision", "extend"}, kinds
         # A decision reached elsewhere is shown, and its answers refused.
         other = RemoteCore(Connection.open(box.run_dir.path))

@@ -26,7 +26,7 @@ from proctui.core.life.stop import Phase
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.store.rundir import RunDir
 from tests.children import POLITE, STUBBORN
-from tests.conftest import PY, alive, pyspec, spec, wait_until
+from tests.conftest import PY, alive, outcomes, pyspec, spec, wait_until
 from tests.test_hangup import OnPty, handles_term
 
 
@@ -325,7 +325,7 @@ def test_soak_restarting_processes_leak_nothing(harness):
     wait_until(lambda: _fds() <= fds0 + 5, timeout=10, what="pipes to close at EOF")
     views = h.sup.snapshot().views
     runs = sum(v.restarts + 1 for v in views)
-    assert len(h.sup.outcomes()) == runs, "every run has exactly one outcome"
+    assert len(outcomes(h.sup)) == runs, "every run has exactly one outcome"
     # Once all have ended, only the core loop's own descriptors remain.
     assert _fds() <= fds0 + 5, "file descriptors leak"
 

@@ -15,7 +15,7 @@ from proctui.config import RestartPolicy
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Life, Stage
 from tests.children import POLITE
-from tests.conftest import PY, alive, pyspec, wait_until
+from tests.conftest import PY, alive, outcomes, pyspec, wait_until
 from tests.test_detach import detached, toml_str  # noqa: F401 (a fixture)
 
 # -- the machine ----------------------------------------------------------------------------
@@ -110,7 +110,7 @@ def test_removed_processes_stop_in_dependency_order(harness):
     reply = h.sup.reload([other]).result(5).result(15)
     assert "removed db: stopped after" in reply.text and "removed web: stopped" in reply.text
     h.wait_notice("db", "removed from the config: stops after web")
-    ended = [name for name, _ in h.sup.outcomes()]
+    ended = [name for name, _ in outcomes(h.sup)]
     assert ended.index("web") < ended.index("db"), ended
 
 

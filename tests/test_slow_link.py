@@ -30,7 +30,7 @@ from proctui.remote.push import FIRST, LAG, LEAST, Window, fitting
 from proctui.remote.server import Server
 from tests import table as commands
 from tests.children import POLITE
-from tests.conftest import pyspec, wait_until
+from tests.conftest import all_ended, pyspec, wait_until
 
 FLOOD = "import sys\nwhile True:\n    sys.stdout.write('flood ' + 'x' * 94 + '\\n')\n"
 HELD = 2 << 20  # what sshd's channel window holds on the way
@@ -128,7 +128,7 @@ def served(tmp_path: Path, specs: list[ProcessSpec] | None = None) -> \
     finally:
         if not sup.snapshot().all_ended:
             sup.send(StopAll()).result(timeout=10)
-            wait_until(sup.all_ended, timeout=20, what="everything ended")
+            wait_until(lambda: all_ended(sup), timeout=20, what="everything ended")
         server.close()
         sup.close()
         run_dir.close()
@@ -310,7 +310,7 @@ def test_the_end_of_a_burst_reaches_a_console_when_the_supervisor_ends_at_once(t
         Connection.over(Connection(link.client, where="slow", local=False))
     core = RemoteCore(conn)
     try:
-        wait_until(sup.all_ended, timeout=30, what="the burst's end")
+        wait_until(lambda: all_ended(sup), timeout=30, what="the burst's end")
         began = time.monotonic()
         server.close()
         assert time.monotonic() - began < 3.0

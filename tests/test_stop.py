@@ -21,7 +21,7 @@ from proctui.core.life.outcome import OutcomeKind, exit_status_for
 from proctui.core.life.stop import Phase
 from proctui.core.os.procfs import read_stat
 from tests.children import POLITE, SLOW, STUBBORN
-from tests.conftest import PY, DeniedOS, UnkillableOS, alive, pyspec, spec, wait_until
+from tests.conftest import PY, DeniedOS, UnkillableOS, alive, outcomes, pyspec, spec, wait_until
 
 
 def test_clean_stop(harness):
@@ -418,9 +418,9 @@ def test_restart_on_failure_with_backoff_and_stop_cancels_it(harness):
     h.sup.send(Stop("crash"))
     h.wait_notice("crash", "restart cancelled")
     h.wait_all_ended()
-    outcomes = [o for n, o in h.sup.outcomes() if n == "crash"]
-    assert len(outcomes) >= 2
-    assert all(o.text == "exited: exit code 2" for o in outcomes)
+    ended = [o for n, o in outcomes(h.sup) if n == "crash"]
+    assert len(ended) >= 2
+    assert all(o.text == "exited: exit code 2" for o in ended)
 
 
 def test_restart_on_failure_does_not_restart_a_clean_exit(harness):
@@ -428,7 +428,7 @@ def test_restart_on_failure_does_not_restart_a_clean_exit(harness):
 
     h = harness([spec("once", "exit 0", restart=RestartPolicy.ON_FAILURE)])
     h.wait_all_ended()
-    assert len(h.sup.outcomes()) == 1
+    assert len(outcomes(h.sup)) == 1
 
 
 def test_operator_restart_of_a_running_process(harness):
@@ -438,7 +438,7 @@ def test_operator_restart_of_a_running_process(harness):
     h.sup.send(Restart("web"))
     wait_until(lambda: h.view("web").pid != first and h.view("web").phase is Phase.RUNNING)
     assert h.view("web").restarts == 1
-    assert h.sup.outcomes()[0][1].kind is OutcomeKind.STOPPED
+    assert outcomes(h.sup)[0][1].kind is OutcomeKind.STOPPED
     assert not alive(first)
 
 
@@ -451,4 +451,4 @@ def test_exactly_one_outcome_per_run(harness):
     h.wait_all_ended()
     # Every command above has been answered by now: nothing more can come.
     h.sup.send(Stop("stub")).result(timeout=5)
-    assert len(h.sup.outcomes()) == 1
+    assert len(outcomes(h.sup)) == 1

@@ -14,7 +14,7 @@ from proctui.commands.stop_all import StopAll
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.supervisor import Supervisor
 from proctui.core.view import ProcessView
-from tests.conftest import spec
+from tests.conftest import outcomes, spec
 
 
 def problems(v: ProcessView) -> list[str]:
@@ -70,7 +70,7 @@ def test_snapshots_stay_consistent_through_a_thousand_short_runs(child_reaper):
     poller.start()
     try:
         deadline = time.monotonic() + 120
-        while len(sup.outcomes()) < 1000 and time.monotonic() < deadline:
+        while len(outcomes(sup)) < 1000 and time.monotonic() < deadline:
             for i, v in enumerate(sup.snapshot().views):
                 if v.phase is Phase.ENDED:
                     sup.send(Start(v.name))
@@ -78,7 +78,7 @@ def test_snapshots_stay_consistent_through_a_thousand_short_runs(child_reaper):
                         time.monotonic() - v.started_at > 0.01:
                     sup.send(Stop(v.name)) if i % 4 else sup.send(Kill(v.name))
             time.sleep(0.002)
-        assert len(sup.outcomes()) >= 1000
+        assert len(outcomes(sup)) >= 1000
     finally:
         done.set()
         poller.join(5)

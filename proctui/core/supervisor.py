@@ -185,7 +185,8 @@ class Supervisor:
             if engine is None:
                 future.set_result(failed(Fault.GONE, "the supervisor is not running"))
                 return
-            engine.command(request.execute, future, journal)
+            # Every door checks its values, not only the control socket's decoder.
+            engine.command(lambda e: request.check() or request.execute(e), future, journal)
 
         self._call(call, future)
         return future
