@@ -352,7 +352,7 @@ def test_the_supervisor_log_rotates_while_it_runs(tmp_path):
 import os, sys
 from pathlib import Path
 from proctui.core.store.rundir import RunDir
-from proctui.frontends.daemon import open_log, rotate_log
+from proctui.daemon.log import open_log, rotate_log
 d = RunDir(Path({str(tmp_path / 'run')!r})); d.open()
 fd = open_log(d); os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
 os.write(1, b"old " * 40)

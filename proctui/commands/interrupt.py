@@ -27,5 +27,8 @@ class Interrupt(Command):
     signal: str = "SIGINT"
 
     def execute(self, engine: Engine) -> Done:
-        engine.post(None, world.Interrupt(self.signal, climbs=self.signal == "SIGINT"))
+        left = ", ".join(f"{p.name} pid {p.run.pid}" for p in engine.table.all()
+                         if p.live and p.run is not None and p.run.pid)
+        engine.post(None, world.Interrupt(self.signal, climbs=self.signal == "SIGINT",
+                                          left=left))
         return Done(True)

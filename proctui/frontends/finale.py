@@ -38,7 +38,7 @@ def keep_summary(run_dir: RunDir | None, core: Core, *,
         terminal_gone = why == "hangup"
     if not terminal_gone:
         return
-    from proctui.frontends.daemon import LOG
+    from proctui.core.store.rundir import SUPERVISOR_LOG
 
-    run_dir.append_text(LOG, "".join(f"proctui | {line}\n" for line in [
+    run_dir.append_text(SUPERVISOR_LOG, "".join(f"proctui | {line}\n" for line in [
         "the terminal went away; the summary it was not shown:", head, *lines]))

@@ -65,6 +65,7 @@ class Interrupt:
 
     signal: str  # its name: "SIGINT"
     climbs: bool = True  # SIGINT climbs; a second SIGTERM only repeats the stop
+    left: str = ""  # what is alive as it comes ("web pid 4121, db pid 4130"): named if abandoned
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,7 @@ def _interrupt(w: World, e: Interrupt) -> tuple[World, Decided]:
                                            "still stopping (ctrl+c once more abandons it)",))
     w = replace(w, abandon_all=True)
     return w, Decided(Rung.ABANDON, said=(f"received {e.signal} again: abandoning what is "
-                                          "left and exiting",))
+                                          f"left ({e.left or 'nothing'}) and exiting",))
 
 
 def _trouble(w: World, e: Trouble) -> tuple[World, Decided]:
