@@ -157,46 +157,49 @@ def test_a_stream_of_extensions_during_the_stop_is_not_a_stream_of_entries(harne
 
 
 def test_coalesced_extensions_are_passed_on_before_the_deadline():
-    """Requests between two passes are not lost: the latest is passed on in time."""
+    """Requests between two passes are not lost: the latest is passed on in time, once
+    (a request just after the grain, with the timer due at the same moment, passed the
+    waiting one on a second time)."""
     import asyncio
     import time
 
-    from proctui.core.life import stop as m
+    from proctui.core.life import inputs as i
     from proctui.core.speak.notify import Message
     from proctui.core.speak.readiness import EXTEND_GRAIN, Checks
-
-    class FakeRun:
-        def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-            self.loop = loop
-            self.state = m.step(m.initial(m.Policy(stop_timeout=0.3)),
-                                m.StopRequested(time.monotonic()))[0]
-            self.passed: list[float] = []
-            self.live = True
-
-        def extend(self, by: float, who: object) -> bool:
-            self.state = m.step(self.state, m.ExtendRequested(time.monotonic(), by, who))[0]
-            self.passed.append(self.state.deadline)
-            return True
+    from tests.conftest import spec
 
     def ask(checks: Checks, usec: int) -> None:
         checks.message(Message(1, 0, (("EXTEND_TIMEOUT_USEC", str(usec)),)))
 
-    async def scenario() -> FakeRun:
-        run = FakeRun(asyncio.get_running_loop())
-        checks = Checks(run, None, None, None, on_ready=lambda how: None,  # type: ignore[arg-type]
-                        say=lambda text: None, probes=set())
+    async def scenario() -> None:
+        passed: list[float] = []  # the instants asked for, as the step function got them
+
+        def post(fact: object) -> None:
+            assert isinstance(fact, i.ProcessExtends)
+            passed.append(time.monotonic() + fact.by)
+
+        checks = Checks(asyncio.get_running_loop(), None, spec("p", "true"), 1,  # type: ignore[arg-type]
+                        post, set(), lambda pid: False)
         ask(checks, 500_000)  # passed on at once
-        first = run.state.deadline
+        first = passed[0]
         for _ in range(50):  # a tight loop: coalesced
             ask(checks, 500_000)
         ask(checks, 520_000)  # the latest asks a little more
         asked = time.monotonic() + 0.52
-        assert len(run.passed) == 1
+        assert len(passed) == 1
         await asyncio.sleep(EXTEND_GRAIN * 2)
-        assert len(run.passed) == 2 and run.state.deadline >= asked - 0.01
-        assert run.state.deadline > first
+        assert len(passed) == 2 and passed[-1] >= asked - 0.01 and passed[-1] > first
+        # One waits for its timer; the grain ends and a new request comes before the
+        # timer runs: both go as one.
+        ask(checks, 500_000)
+        ask(checks, 600_000)
+        assert len(passed) == 3
+        checks._extended_at -= EXTEND_GRAIN  # the grain is over, the timer not yet run
+        ask(checks, 400_000)
+        await asyncio.sleep(EXTEND_GRAIN * 2)
+        assert len(passed) == 4, passed
+        assert passed[-1] >= time.monotonic() - EXTEND_GRAIN * 2 + 0.55
         checks.close()
-        return run
 
     asyncio.run(scenario())
 

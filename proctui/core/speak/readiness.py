@@ -205,6 +205,13 @@ class Checks:
         now = time.monotonic()
         wanted = now + by
         if now - self._extended_at >= EXTEND_GRAIN:
+            # The grain is over: what waited for its timer goes now, with this one (or
+            # the timer, due at the same moment, passed it on a second time).
+            if self._extension_timer is not None:
+                self._extension_timer.cancel()
+                self._extension_timer = None
+            wanted = max(wanted, self._extension or 0.0)
+            self._extension = None
             self._pass(wanted, now)
             return
         self._extension = max(self._extension or 0.0, wanted)
