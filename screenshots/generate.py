@@ -80,10 +80,11 @@ async def quitting_flow(out: Path) -> None:
 def timeline(sup: Supervisor, out: Path) -> None:
     """The quit just played, as `proctui timeline -o` draws it from the journal."""
     from proctui.frontends import timeline as pictures
+    from proctui.frontends import timeline_svg
 
     path = out / "timeline.svg"
     picture = pictures.build(sup.journal())
-    path.write_text(pictures.svg(picture, title="proctui demo: q, 2 e, then K at the "
+    path.write_text(timeline_svg.svg(picture, title="proctui demo: q, 2 e, then K at the "
                                                 "question (proctui timeline)"))
     print(f"wrote {path}")
 

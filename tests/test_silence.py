@@ -11,8 +11,7 @@ import pytest
 
 from proctui.commands.stop import Stop
 from proctui.config import ConfigError, load_toml
-from proctui.frontends.answers import process_json
-from proctui.frontends.control import detail
+from proctui.frontends.status import detail, process_json
 from proctui.protocol.wire import view_from_dict, view_to_dict
 from tests.conftest import pyspec, wait_until
 

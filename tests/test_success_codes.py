@@ -12,7 +12,7 @@ import pytest
 from proctui.commands.stop import Stop
 from proctui.config import ConfigError, RestartPolicy, load_toml
 from proctui.core.life.outcome import OutcomeKind, exit_status_for
-from proctui.frontends.answers import outcome_json
+from proctui.frontends.status import outcome_json
 from proctui.protocol.wire import outcome_from_dict, outcome_to_dict
 from tests.conftest import spec, wait_until
 

@@ -14,6 +14,7 @@ import pytest
 
 from proctui.core.store.journal import BadLine, parse_lines, read_lines
 from proctui.frontends import timeline as pictures
+from proctui.frontends import timeline_svg
 
 EVIL = "w\x1b[31me\x07b\ud800\udcff\u202e\x00\x85"
 
@@ -59,7 +60,7 @@ def test_hostile_names_and_words_are_drawn_as_visible_text_and_valid_xml():
     text = "\n".join(pictures.text(picture, 100))
     assert "\\x1b[31m" in text and "\\u202e" in text
     assert not any(c in text for c in "\x1b\x07\x00\x85\u202e\ud800")
-    svg = pictures.svg(picture, title="proctui timeline: /run/a\x01\udcff")
+    svg = timeline_svg.svg(picture, title="proctui timeline: /run/a\x01\udcff")
     svg.encode("utf-8")  # no lone surrogate left
     root = ET.fromstring(svg)
     assert "\\x01\\xff" in "".join(root.itertext())
@@ -150,7 +151,7 @@ def test_memory_holds_summaries_not_entries():
     # thinned evenly: the marks kept still span the whole run
     assert all(ln.marks[-1][0] > 0.9 * picture.end for ln in picture.lanes)
     assert "900 more processes" in "\n".join(pictures.text(picture))
-    ET.fromstring(pictures.svg(picture))
+    ET.fromstring(timeline_svg.svg(picture))
 
 
 # -- the picture (issue 20) ---------------------------------------------------------------
@@ -175,7 +176,7 @@ def test_a_deadline_after_the_process_ended_is_not_drawn():
 def test_labels_stay_inside_the_picture():
     entries = [{"t": 0.0, "kind": "start", "name": "a"},
                {"t": 10.0, "kind": "decision", "name": "a", "action": "abandon-everything"}]
-    root = ET.fromstring(pictures.svg(pictures.build(entries), width=600))
+    root = ET.fromstring(timeline_svg.svg(pictures.build(entries), width=600))
     for node in root.iter("{http://www.w3.org/2000/svg}text"):
         if node.get("font-size") == "10":
             assert float(node.get("x", 0)) + 6.2 * len(node.text or "") <= 600

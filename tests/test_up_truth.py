@@ -201,7 +201,7 @@ def test_up_counts_its_own_processes_not_an_earlier_runs_leftover():
     processes started" counted it among the config's own."""
     from proctui.core.life.outcome import OutcomeKind
     from proctui.core.life.stop import Phase
-    from proctui.frontends.answers import up_report
+    from proctui.frontends.status import up_report
     from tests.fake_core import outcome, view
 
     views = [view("quiet (leftover)", Phase.ENDED, leftover=True,

@@ -55,7 +55,8 @@ def where_options(*, short: bool = True, hosts: bool = False,
 def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-untyped-def]
              host: str | None = None, read_only: bool = False) -> None:
     """Connect, run ``call(connection)``, exit with its status; every failure is one line."""
-    from proctui.frontends.control import UnknownProcess, dialer
+    from proctui.frontends.control import dialer
+    from proctui.frontends.status import UnknownProcess
     from proctui.remote.client import NoSupervisor
 
     try:
@@ -93,13 +94,14 @@ def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
     """One row per process of a running supervisor: its state, pid, and its uptime, its
     countdown or how it ended."""
     from proctui.frontends import control
+    from proctui.frontends import status as table
 
     if len(host) > 1:
         from proctui.frontends import hosts
 
         sys.exit(hosts.status(host, lambda h: control.dialer(file, run_dir, h), as_json,
                               sys.stdout))
-    _control(file, run_dir, lambda conn: control.status(conn, as_json, sys.stdout),
+    _control(file, run_dir, lambda conn: table.status(conn, as_json, sys.stdout),
              host[0] if host else None)
 
 
@@ -109,9 +111,9 @@ def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
 def why(file: Path | None, run_dir: Path | None, host: str | None, name: str) -> None:
     """Why NAME is not running, or not ready: waiting for a dependency, backoff, a
     failure, held, a stop's countdown or a decision."""
-    from proctui.frontends import answers
+    from proctui.frontends import status
 
-    _control(file, run_dir, lambda conn: answers.explain(conn, name, sys.stdout), host)
+    _control(file, run_dir, lambda conn: status.explain(conn, name, sys.stdout), host)
 
 
 @click.command("is-ready")
@@ -124,10 +126,10 @@ def is_ready(file: Path | None, run_dir: Path | None, host: str | None,
              names: tuple[str, ...], wait: bool, timeout: float) -> None:
     """Exit 0 when every process (or each NAME) is ready: it said so, or it runs and has
     no ready check; else 1, with one line saying who is not and why."""
-    from proctui.frontends import answers
+    from proctui.frontends import status
 
-    _control(file, run_dir, lambda conn: answers.check_ready(conn, names, wait, timeout,
-                                                             sys.stdout), host)
+    _control(file, run_dir, lambda conn: status.check_ready(conn, names, wait, timeout,
+                                                            sys.stdout), host)
 
 
 @click.command()
@@ -140,11 +142,11 @@ def logs(file: Path | None, run_dir: Path | None, host: str | None, name: str,
          follow: bool, lines: int | None) -> None:
     """Print NAME's output kept by a running supervisor (its scrollback); the whole of it
     is in RUN_DIR/logs/NAME.log."""
-    from proctui.frontends import answers
     from proctui.frontends.logs import logs as print_logs
+    from proctui.frontends.logs import offline_logs
 
     if host is None and not follow and \
-            answers.offline_logs(file, run_dir, name, lines, sys.stdout):
+            offline_logs(file, run_dir, name, lines, sys.stdout):
         sys.exit(0)
     _control(file, run_dir, lambda conn: print_logs(conn, name, follow, lines, sys.stdout),
              host)

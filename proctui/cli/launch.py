@@ -191,7 +191,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
 
 def _settle(path: Path) -> tuple[int, list[str], list[str], list[str]]:
     """Wait until no process is still starting; what up says about each."""
-    from proctui.frontends import answers
+    from proctui.frontends import status
     from proctui.remote.client import Connection, NoSupervisor
 
     try:
@@ -199,10 +199,10 @@ def _settle(path: Path) -> tuple[int, list[str], list[str], list[str]]:
     except NoSupervisor as e:
         return 0, [], [f"proctui: the supervisor does not answer: {e}"], []
     try:
-        from proctui.frontends.control import troubles
+        from proctui.frontends.status import troubles
 
-        answers.follow(conn, answers.settled, answers.SETTLE_TIMEOUT)
-        started, lines, failures = answers.up_report(conn.ordered_views())
+        status.follow(conn, status.settled, status.SETTLE_TIMEOUT)
+        started, lines, failures = status.up_report(conn.ordered_views())
         # Nothing is stopped for them, but up names them (a full disk under the run
         # directory once read as "3 of 3 started" and nothing more).
         return started, lines, failures, [f"proctui: warning: {t}"

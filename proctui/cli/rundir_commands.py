@@ -54,7 +54,7 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     from proctui.core.store.journal import NAME, PREVIOUS, BadLine, Unreadable, read_file
     from proctui.core.store.rundir import default_run_dir
     from proctui.frontends import timeline as pictures
-    from proctui.frontends.answers import held
+    from proctui.frontends.rundirs import held
 
     directory = run_dir or _run_dir_of(file)
     path = directory / (PREVIOUS if previous else NAME)
@@ -82,8 +82,10 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
     picture = builder.picture(time.time() if not previous and held(directory / "lock")
                               else None)
     if output is not None:
+        from proctui.frontends import timeline_svg
+
         try:
-            output.write_text(pictures.svg(picture, title=f"proctui timeline: {directory}"),
+            output.write_text(timeline_svg.svg(picture, title=f"proctui timeline: {directory}"),
                               encoding="utf-8")
         except OSError as e:
             fail(f"{pictures.visible(os.fsdecode(output), 1000)}: {e.strerror or e}")

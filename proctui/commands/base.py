@@ -98,7 +98,9 @@ class Request(Generic[A]):
         selected process's name)."""
         if not cls.palette:
             return []
-        return [(cls.palette, lambda name: cls(name))]  # type: ignore[call-arg]
+        if issubclass(cls, Named):
+            return [(cls.palette, lambda name: cls(name))]  # type: ignore[call-arg]
+        return [(cls.palette, lambda _name: cls())]
 
     def journal_fields(self) -> dict[str, object]:
         """What the journal keeps of it beside op, name and who sent it: its arguments
@@ -143,13 +145,3 @@ class Named(Command):
         engine.post(self.name, self.event(engine))
         return None
 
-
-def left_running(engine: Engine, name: str) -> int | None:
-    """A pid of the process's last run still alive (it was abandoned, or could not be
-    killed): nothing starts beside it."""
-    p = engine.table.get(name)
-    run = p.run if p is not None else None
-    if run is not None and run.outcome is not None and run.outcome.left_running \
-            and run.pgid is not None and engine.os.group_alive(run.pgid):
-        return run.pid
-    return None

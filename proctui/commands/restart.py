@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from proctui.commands.base import Cli, Named, left_running
+from proctui.commands.base import Cli, Named
 from proctui.core.life import machine as life
 
 if TYPE_CHECKING:
@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Restart(Named):
-    """Restart NAME..."""
+    """Restart NAME...
+
+    As the console's r: the whole stop sequence, then a new run (its restart count goes
+    up); one that had ended starts again."""
 
     op = "restart"
     cli: ClassVar[Cli | None] = Cli("NAME...", "restart")
     palette = "Restart the selected process"
 
     def event(self, engine: Engine) -> object:
-        return life.RestartCmd(left_running=left_running(engine, self.name))
+        return life.RestartCmd(left_running=engine.left_running(self.name))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from proctui.commands.base import Cli, Named, left_running
+from proctui.commands.base import Cli, Named
 from proctui.core.life import machine as life
 
 if TYPE_CHECKING:
@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Start(Named):
-    """Start NAME... again, once it has ended."""
+    """Start NAME... again, once it has ended.
+
+    As the console's S; refused while a pid of its last run is left running, or while
+    everything stops."""
 
     op = "start"
     cli: ClassVar[Cli | None] = Cli("NAME...", "start")
     palette = "Start the selected process again, once it has ended"
 
     def event(self, engine: Engine) -> object:
-        return life.StartCmd(left_running=left_running(engine, self.name))
+        return life.StartCmd(left_running=engine.left_running(self.name))

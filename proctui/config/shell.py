@@ -182,7 +182,7 @@ def parse_procfile(text: str, source: str, base: Path, path: Path | None = None)
     if path is not None and dotenv.is_file():
         # As honcho and foreman: KEY=VALUE lines beside the Procfile, never evaluated;
         # each line runs through /bin/sh with them, so $PORT in a command works.
-        from proctui.config.toml import load_env_file
+        from proctui.config.env_file import load_env_file
 
         env = tuple(load_env_file(dotenv, Where(str(dotenv), None)).items())
         specs = [replace(spec, env=env) for spec in specs]

@@ -8,6 +8,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
+from proctui.config.env_file import load_env_file
 from proctui.config.files import UnreadableFile, read_text
 from proctui.config.graph import check_dependencies
 from proctui.config.shell import shell_argv, split
@@ -251,39 +252,9 @@ def _depends(value: object, where: Where) -> tuple[tuple[str, DependCondition | 
                                     "{ db = \"ready\" }")
 
 
-_ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-_DQ_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "$": "$"}
-
-
 def _nearest(key: str, known: tuple[str, ...]) -> str:
     """A typo's nearest valid key, else every valid key."""
     import difflib
 
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f": did you mean {close[0]}?" if close else f" (known: {', '.join(known)})"
-
-
-def load_env_file(path: Path, where: Where) -> dict[str, str]:
-    """KEY=VALUE lines. Values are data: nothing is expanded or evaluated."""
-    try:
-        text = read_text(path, limit=1 << 20)
-    except UnreadableFile as e:
-        raise where.error("env_file", f"{e}: {str(path)!r}") from None
-    env: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        m = _ENV_LINE.match(stripped)
-        if not m:
-            raise where.error("env_file", f"{str(path)!r}, line {number}: expected KEY=VALUE")
-        key, value = m.group(1), m.group(2).strip()
-        if len(value) >= 2 and value[0] == value[-1] == "'":
-            value = value[1:-1]
-        elif len(value) >= 2 and value[0] == value[-1] == '"':
-            value = re.sub(r"\\(.)", lambda g: _DQ_ESCAPES.get(g.group(1), "\\" + g.group(1)),
-                           value[1:-1])
-        else:
-            value = re.split(r"\s+#", value, maxsplit=1)[0].rstrip()
-        env[key] = no_nul(value, f"env_file {key}", where)
-    return env

@@ -244,6 +244,16 @@ class Engine:
             self._command = outer
         return cmd.answer
 
+    def left_running(self, name: str) -> int | None:
+        """A pid of the process's last run still alive (it was abandoned, or could not be
+        killed): nothing starts beside it."""
+        p = self.table.get(name)
+        run = p.run if p is not None else None
+        if run is not None and run.outcome is not None and run.outcome.left_running \
+                and run.pgid is not None and self.os.group_alive(run.pgid):
+            return run.pid
+        return None
+
     def journal_command(self, request: object, who: dict[str, object]) -> None:
         """A command that came over the control socket, and who sent it (the uid the
         kernel vouches for, the SSH client's address): journaled before its effects."""

@@ -103,7 +103,6 @@ def carry_out(e: Engine, specs: Sequence[ProcessSpec],
 
     hook = forgotten
     e.forget_hooks.append(hook)
-    from proctui.commands.base import left_running
 
     added = []
     for spec in d.added:
@@ -111,7 +110,7 @@ def carry_out(e: Engine, specs: Sequence[ProcessSpec],
         e.add(p)
         added.append(p.name)
     for p, spec in d.changed:
-        said = e.ask(p.name, i.Reconfigure(spec, left_running(e, p.name)))
+        said = e.ask(p.name, i.Reconfigure(spec, e.left_running(p.name)))
         changed_words.append((p.name, said.text if said is not None else "restarting"))
     for p in d.removed:
         if p.name not in pending:

@@ -62,8 +62,8 @@ def env_files(config: Config) -> dict[str, EnvFile]:
         return {}
     import tomllib
 
+    from proctui.config.env_file import load_env_file
     from proctui.config.files import UnreadableFile, read_text
-    from proctui.config.toml import load_env_file
     from proctui.config.values import Where
 
     # Read a second time, after the config was loaded: a file changed or gone meanwhile is

@@ -1,7 +1,8 @@
 """The control commands: clients of a running supervisor's socket, for people and scripts.
 
-``status``, ``stop|start|restart|kill|abandon NAME...``, ``extend NAME SECONDS``,
-``down`` and ``attach`` (``logs NAME`` is logs.py). Each finds the supervisor the way ``run`` named
+Finding the supervisor, the command table's commands on it (``stop NAME...``,
+``extend NAME SECONDS``, ...), ``down`` and ``attach`` (``status`` is status.py, ``logs
+NAME`` logs.py). Each finds the supervisor the way ``run`` named
 its run directory (from -f FILE, ./proctui.toml or ./Procfile, or this directory), or
 the only one running when there is no config here.
 """
@@ -9,7 +10,6 @@ the only one running when there is no config here.
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import signal
 import sys
@@ -23,16 +23,14 @@ from proctui.commands.base import Request
 from proctui.commands.interactive import SetInteractive
 from proctui.commands.stop_all import StopAll
 from proctui.core.life.stages import Why
-from proctui.core.life.stop import Phase
 from proctui.core.output.lines import Stream, stamp_at
 from proctui.core.output.text import clean
 from proctui.core.reply import Fault
 from proctui.core.store.rundir import default_run_dir
-from proctui.core.view import ProcessView
 from proctui.frontends.policy import Ladder, Rung, climb, summary
 from proctui.frontends.report import still_stopping
-from proctui.frontends.words import countdown, duration, look, running_words
-from proctui.protocol.pushes import Hello, State
+from proctui.frontends.status import UnknownProcess
+from proctui.protocol.pushes import Hello
 from proctui.protocol.wire import SOCKET
 from proctui.remote.client import Connection, NoSupervisor, NotAnswering, RemoteCore
 from proctui.remote.redial import local_dial
@@ -106,85 +104,6 @@ def dialer(file: Path | None, run_dir: Path | None, host: str | None = None,
     return lambda: Connection.open(locate(file, run_dir), read_only=read_only)
 
 
-# -- status ---------------------------------------------------------------------------------
-
-
-def detail(view: ProcessView, now: float) -> str:
-    """Where a process is, in the words of the console's table."""
-    phase = view.phase
-    if phase is Phase.RUNNING:
-        return running_words(view, now)
-    if phase is Phase.DECIDING:
-        waited = now - view.decision_since if view.decision_since is not None else None
-        so_far = "" if waited is None else \
-            f", {f'{max(0, int(waited))}s' if waited < 60 else duration(waited)} so far"
-        return (f"stop timeout reached: waiting for a decision{so_far} (proctui "
-                f"kill|extend|abandon {shlex.quote(view.name)}, or proctui attach)")
-    if phase.stopping:
-        cd = countdown(view, now)
-        return cd.text if cd is not None else phase.value
-    if phase in (Phase.WAITING, Phase.STARTING) and view.waiting_for:
-        return f"waiting for {', '.join(view.waiting_for)}"
-    if phase is Phase.WAITING:
-        return "waiting"
-    if phase is Phase.BACKOFF:
-        due = f"restarts in {max(0.0, (view.restart_at or now) - now):.1f}s"
-        return f"{due} (last: {view.outcome.text})" if view.outcome else due
-    if phase is Phase.HELD:
-        return view.held
-    if view.outcome is not None:
-        return view.outcome.text
-    return "not started" if phase is Phase.ENDED else phase.value
-
-
-def status(conn: Connection, as_json: bool, out: TextIO) -> int:
-    now = time.monotonic()
-    if as_json:
-        from proctui.frontends.answers import status_json
-
-        out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
-        return 0
-    from proctui.frontends.printer import cells, terminal_columns, wrap_words
-
-    views = conn.ordered_views()
-    rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now)) for v in views]
-    head = ("NAME", "STATE", "PID", "")
-    # In terminal columns: a 日本語 name is two a character (its row's columns went out).
-    widths = [max(cells(r[i]) for r in [head, *rows]) for i in range(3)]
-    # On a terminal, folded at spaces: a detail under the detail column (if that leaves
-    # it room), the last line under itself (the terminal cut "attache" / "d").
-    columns = terminal_columns(out)
-    for row in [head, *rows]:
-        line = "  ".join(cell + " " * (widths[i] - cells(cell))
-                         for i, cell in enumerate(row[:3]))
-        used = cells(line)
-        hang = used + 2 if columns and columns - used - 2 >= 30 else 4
-        for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
-            out.write(piece + "\n")
-    hello, state = conn.hello, conn.state
-    up = duration(time.time() - (hello.started or time.time()))
-    consoles = state.consoles
-    # Its own console (proctui run) is no client: "0 consoles attached" beside it read
-    # as if nobody were looking.
-    attached = f"{consoles} console{'s' if consoles != 1 else ''} attached"
-    words = [f"supervisor pid {hello.pid}, up {up}", f"run dir {hello.run_dir}",
-             f"its own console and {attached}" if hello.console else attached]
-    if state.shutting_down:
-        why = state.shutdown_why
-        words.append("stopping everything" + (f" ({why})" if why else ""))
-    for piece in wrap_words(clean(" · ".join(words)), columns, 2):
-        out.write(piece + "\n")
-    for trouble in troubles(state):
-        for piece in wrap_words(clean(f"warning: {trouble}"), columns, 2):
-            out.write(piece + "\n")
-    return 0
-
-
-def troubles(state: State) -> list[str]:
-    """What keeps the supervisor from keeping a promise (a full disk)."""
-    return list(state.troubles)
-
-
 # -- commands on processes -------------------------------------------------------------
 
 
@@ -209,12 +128,6 @@ def send_all(conn: Connection, requests: list[Request[Any]], out: TextIO,
         err.write("".join(clean(line) + "\n" for line in said.err))
         status = max(status, said.status)
     return status
-
-
-class UnknownProcess(Exception):
-    def __init__(self, name: str, known: list[str]) -> None:
-        shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
-        super().__init__(f"no process named {name!r} (there are: {shown or 'none'})")
 
 
 # -- down -----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from proctui.commands.event_log import ReadEvents
 from proctui.core.output.text import clean
 from proctui.core.store.kinds import Kind
-from proctui.frontends.answers import state
+from proctui.frontends.status import state
 from proctui.protocol import pushes
 from proctui.protocol.link import Greet
 from proctui.remote.client import Connection
@@ -209,7 +209,7 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -
     ended (the last line says its exit status), 1 when the supervisor went away before
     (a crash is no normal end); a supervisor that falls silent raises NotAnswering (one
     line, exit status 2)."""
-    from proctui.frontends.control import UnknownProcess
+    from proctui.frontends.status import UnknownProcess
 
     for name in names:
         if name not in conn.names:

@@ -33,8 +33,7 @@ class Answer:
 
 def ask(host: str, dial: Callable[[], Connection], as_json: bool) -> Answer:
     """One box's rows (or JSON), or why it did not answer, in one line."""
-    from proctui.frontends.answers import status_json
-    from proctui.frontends.control import detail
+    from proctui.frontends.status import detail, status_json
 
     try:
         conn = dial()

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from proctui.core.output.lines import Stream
 from proctui.core.output.text import clean
 from proctui.core.reply import Fault
-from proctui.frontends.control import UnknownProcess
+from proctui.frontends.status import UnknownProcess
 from proctui.frontends.words import run_mark
 from proctui.protocol import pushes
 from proctui.protocol.link import Tail, Watch
@@ -55,7 +56,7 @@ def logs(conn: Connection, name: str, follow: bool, lines: int | None, out: Text
         try:
             message = conn.event()
         except NotAnswering as e:  # it fell silent: stopped (SIGSTOP) or stuck
-            return _lost(name, str(e))
+            return _lost(name, str(e), status=2)  # as every client says it (README)
         except ConnectionError:  # (a reset is a close with our acks still unread)
             message = None
         except (OSError, ValueError) as e:  # a failed link; a message that is no message
@@ -96,10 +97,10 @@ def _gone(conn: Connection) -> str:
     return f"the supervisor{f' (pid {pid})' if pid else ''} went away without ending"
 
 
-def _lost(name: str, why: str) -> int:
+def _lost(name: str, why: str, status: int = 1) -> int:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(f"proctui: error: {why}: no more of {name}'s output will come\n")
-    return 1
+    return status
 
 
 def _aside(words: str) -> None:
@@ -120,3 +121,27 @@ def _is_tty(out: TextIO) -> bool:
         return out.isatty() and "NO_COLOR" not in os.environ
     except (AttributeError, ValueError):
         return False
+
+
+def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int | None,
+                 out: TextIO) -> bool:
+    """No supervisor answers but NAME's log file is there: print it (the last ``lines``),
+    say so first on stderr, and return True."""
+    from proctui.core.store.logfiles import DIRECTORY, log_name
+    from proctui.frontends.control import locate
+    from proctui.frontends.rundirs import held
+
+    try:
+        path = locate(file, run_dir)
+    except Exception:
+        return False
+    if held(path / "lock"):
+        return False  # a supervisor holds the run directory (even a stopped one): ask it
+    log = path / DIRECTORY / log_name(name)
+    if not log.is_file():
+        return False
+    sys.stderr.write(f"proctui: no supervisor is running; {log} as it left it:\n")
+    text = log.read_bytes().decode(errors="replace").splitlines()
+    shown = text[-lines:] if lines else ([] if lines == 0 else text)
+    out.write("".join(clean(line) + "\n" for line in shown))
+    return True

@@ -1,5 +1,6 @@
-"""Answers for scripts: what ``up`` reports once everything has settled, the versioned
-``status --json``, ``is-ready`` and ``why``. Each reads only the views a supervisor pushes.
+"""What a running supervisor's processes are doing, for people and scripts: ``status``
+(its table, and the versioned ``--json``), what ``up`` reports once everything has
+settled, ``is-ready`` and ``why``. Each reads only the views a supervisor pushes.
 
 The JSON schema (``"schema": 1``) is documented in the README; a field is only ever added
 within one schema number, never renamed or given another meaning.
@@ -7,20 +8,20 @@ within one schema number, never renamed or given another meaning.
 
 from __future__ import annotations
 
-import os
+import json
 import shlex
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from proctui.core.life.outcome import Outcome, OutcomeKind, signal_name
 from proctui.core.life.stop import Phase
 from proctui.core.output.text import clean
 from proctui.core.view import ProcessView
-from proctui.frontends.words import countdown
+from proctui.frontends.words import countdown, duration, look, running_words
 from proctui.protocol import pushes
 from proctui.protocol.link import Ping
+from proctui.protocol.pushes import State
 from proctui.remote.client import Connection, NotAnswering
 
 SCHEMA = 1
@@ -66,8 +67,6 @@ def is_ready(v: ProcessView) -> bool:
 
 
 def process_json(v: ProcessView, now: float) -> dict[str, Any]:
-    from proctui.frontends.control import detail
-
     usage = v.usage
     return {
         "name": v.name, "state": state(v), "phase": v.phase.value, "pid": v.pid,
@@ -92,8 +91,6 @@ def process_json(v: ProcessView, now: float) -> dict[str, Any]:
 
 
 def status_json(conn: Connection, now: float) -> dict[str, Any]:
-    from proctui.frontends.control import troubles
-
     hello, st = conn.hello, conn.state
     return {"schema": SCHEMA, "supervisor": {
         "pid": hello.pid, "version": hello.version,
@@ -211,8 +208,6 @@ def check_ready(conn: Connection, names: Sequence[str], wait: bool, timeout: flo
                 out: TextIO) -> int:
     """``is-ready``: 0 when every named process (all without names) is ready, else 1 with
     one line naming who is not and why; ``wait``: until ready or ``timeout``."""
-    from proctui.frontends.control import UnknownProcess
-
     for name in names:
         if name not in conn.names:
             raise UnknownProcess(name, conn.names)
@@ -234,8 +229,6 @@ def check_ready(conn: Connection, names: Sequence[str], wait: bool, timeout: flo
 
 def explain(conn: Connection, name: str, out: TextIO) -> int:
     """``why NAME``: why it is not running, or not ready."""
-    from proctui.frontends.control import UnknownProcess
-
     view = conn.views.get(name)
     if view is None:
         raise UnknownProcess(name, conn.names)
@@ -243,44 +236,81 @@ def explain(conn: Connection, name: str, out: TextIO) -> int:
     return 0
 
 
-def offline_logs(file: Path | None, run_dir: Path | None, name: str, lines: int | None,
-                 out: TextIO) -> bool:
-    """No supervisor answers but NAME's log file is there: print it (the last ``lines``),
-    say so first on stderr, and return True."""
-    import sys
-
-    from proctui.core.store.logfiles import DIRECTORY, log_name
-    from proctui.frontends.control import locate
-
-    try:
-        path = locate(file, run_dir)
-    except Exception:
-        return False
-    if held(path / "lock"):
-        return False  # a supervisor holds the run directory (even a stopped one): ask it
-    log = path / DIRECTORY / log_name(name)
-    if not log.is_file():
-        return False
-    sys.stderr.write(f"proctui: no supervisor is running; {log} as it left it:\n")
-    text = log.read_bytes().decode(errors="replace").splitlines()
-    shown = text[-lines:] if lines else ([] if lines == 0 else text)
-    out.write("".join(clean(line) + "\n" for line in shown))
-    return True
+class UnknownProcess(Exception):
+    def __init__(self, name: str, known: list[str]) -> None:
+        shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+        super().__init__(f"no process named {name!r} (there are: {shown or 'none'})")
 
 
-def held(lock: Path) -> bool:
-    """Does a supervisor hold this run directory's lock? Asked without waiting on it: a
-    stopped supervisor is found here at once, and its client says it is not answering."""
-    import fcntl
+def detail(view: ProcessView, now: float) -> str:
+    """Where a process is, in the words of the console's table."""
+    phase = view.phase
+    if phase is Phase.RUNNING:
+        return running_words(view, now)
+    if phase is Phase.DECIDING:
+        waited = now - view.decision_since if view.decision_since is not None else None
+        so_far = "" if waited is None else \
+            f", {f'{max(0, int(waited))}s' if waited < 60 else duration(waited)} so far"
+        return (f"stop timeout reached: waiting for a decision{so_far} (proctui "
+                f"kill|extend|abandon {shlex.quote(view.name)}, or proctui attach)")
+    if phase.stopping:
+        cd = countdown(view, now)
+        return cd.text if cd is not None else phase.value
+    if phase in (Phase.WAITING, Phase.STARTING) and view.waiting_for:
+        return f"waiting for {', '.join(view.waiting_for)}"
+    if phase is Phase.WAITING:
+        return "waiting"
+    if phase is Phase.BACKOFF:
+        due = f"restarts in {max(0.0, (view.restart_at or now) - now):.1f}s"
+        return f"{due} (last: {view.outcome.text})" if view.outcome else due
+    if phase is Phase.HELD:
+        return view.held
+    if view.outcome is not None:
+        return view.outcome.text
+    return "not started" if phase is Phase.ENDED else phase.value
 
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False  # no lock file: nothing ever ran here, or it is gone
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+
+def status(conn: Connection, as_json: bool, out: TextIO) -> int:
+    now = time.monotonic()
+    if as_json:
+        out.write(json.dumps(status_json(conn, now), indent=2) + "\n")
+        return 0
+    from proctui.frontends.printer import cells, terminal_columns, wrap_words
+
+    views = conn.ordered_views()
+    rows = [(v.name, look(v).label, str(v.pid or "-"), detail(v, now)) for v in views]
+    head = ("NAME", "STATE", "PID", "")
+    # In terminal columns: a 日本語 name is two a character (its row's columns went out).
+    widths = [max(cells(r[i]) for r in [head, *rows]) for i in range(3)]
+    # On a terminal, folded at spaces: a detail under the detail column (if that leaves
+    # it room), the last line under itself (the terminal cut "attache" / "d").
+    columns = terminal_columns(out)
+    for row in [head, *rows]:
+        line = "  ".join(cell + " " * (widths[i] - cells(cell))
+                         for i, cell in enumerate(row[:3]))
+        used = cells(line)
+        hang = used + 2 if columns and columns - used - 2 >= 30 else 4
+        for piece in wrap_words(clean(f"{line}  {row[3]}".rstrip()), columns, hang):
+            out.write(piece + "\n")
+    hello, state = conn.hello, conn.state
+    up = duration(time.time() - (hello.started or time.time()))
+    consoles = state.consoles
+    # Its own console (proctui run) is no client: "0 consoles attached" beside it read
+    # as if nobody were looking.
+    attached = f"{consoles} console{'s' if consoles != 1 else ''} attached"
+    words = [f"supervisor pid {hello.pid}, up {up}", f"run dir {hello.run_dir}",
+             f"its own console and {attached}" if hello.console else attached]
+    if state.shutting_down:
+        why = state.shutdown_why
+        words.append("stopping everything" + (f" ({why})" if why else ""))
+    for piece in wrap_words(clean(" · ".join(words)), columns, 2):
+        out.write(piece + "\n")
+    for trouble in troubles(state):
+        for piece in wrap_words(clean(f"warning: {trouble}"), columns, 2):
+            out.write(piece + "\n")
+    return 0
+
+
+def troubles(state: State) -> list[str]:
+    """What keeps the supervisor from keeping a promise (a full disk)."""
+    return list(state.troubles)

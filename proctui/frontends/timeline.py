@@ -327,10 +327,3 @@ def seconds_span(span: float) -> str:
     if span < 120:
         return f"{span:.1f}s"
     return f"{span / 60:.1f} min" if span < 360_000 else f"{span / 86400:.0f} days"
-
-
-def svg(picture: Picture, width: int = 1100, title: str = "proctui timeline") -> str:
-    """The picture as SVG (timeline_svg.py), loaded only when one is asked for."""
-    from proctui.frontends.timeline_svg import svg as draw
-
-    return draw(picture, width, title)

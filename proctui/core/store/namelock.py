@@ -23,9 +23,8 @@ import os
 import socket
 import struct
 import sys
+from hashlib import sha1
 from pathlib import Path
-
-from proctui.core.store.rundir import sha1
 
 BACKLOG = 64
 

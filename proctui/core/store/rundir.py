@@ -17,6 +17,7 @@ import pwd
 import socket
 import stat
 from dataclasses import dataclass
+from hashlib import sha1
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -38,10 +39,6 @@ class PidFileEntry:
     error: str | None = None
 
 
-try:  # CPython's own SHA-1: the same digest as hashlib's without loading OpenSSL (5 ms)
-    from _sha1 import sha1 as sha1  # type: ignore[import-not-found]  # (namelock.py too)
-except ImportError:  # pragma: no cover (a Python built without it)
-    from hashlib import sha1 as sha1
 
 
 def default_run_dir(anchor: Path) -> Path:
