@@ -126,7 +126,7 @@ def test_events_json_follows_a_run_from_hello_to_end(tmp_path, detached):  # noq
     text = "\n".join(words.lines)
     assert "stubborn: stop timeout reached: waiting for a decision" in text, text
     assert "stopping everything (proctui down)" in text, text
-    assert words.lines[-1].endswith("the supervisor has ended")
+    assert words.lines[-1].endswith("the supervisor has ended (exit status 1)")
 
 
 def test_events_without_a_supervisor_is_one_line_and_exit_2(tmp_path):

@@ -11,6 +11,7 @@ import subprocess
 import time
 
 from proctui.commands.restart import Restart
+from proctui.commands.start import Start
 from proctui.commands.stop_all import StopAll
 from proctui.core.life.stop import Phase
 from tests.children import POLITE, STUBBORN
@@ -26,8 +27,8 @@ def test_a_start_or_restart_during_a_shutdown_is_refused_and_the_shutdown_ends(h
     began = time.monotonic()
     assert h.sup.send(StopAll()).result(timeout=10).ok
     h.outcome("ticker")
-    for ask in (h.sup.start_process, h.sup.restart):
-        reply = ask("ticker").result(timeout=10)
+    for ask in (Start, Restart):
+        reply = h.sup.send(ask("ticker")).result(timeout=10)
         assert not reply.ok and "everything is stopping" in reply.text, reply
     reply = h.sup.send(Restart("stubborn")).result(timeout=10)
     assert not reply.ok, reply

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Abandon(Named):
-    """Abandon NAME...: leave it running, never signal it again."""
+    """Abandon NAME...: leave it running, never signal it again.
+
+    As the console's a; it also answers a decision that waits (abandon). Its outcome
+    names every pid left running (abandoned: pid 4121 left running)."""
 
     op = "abandon"
     cli: ClassVar[Cli | None] = Cli("NAME...", "abandon")

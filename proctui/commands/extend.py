@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Extend(Named):
-    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend)."""
+    """Move NAME's stop deadline SECONDS later (also: answer a decision with extend).
+
+    SECONDS is a duration: 10, 1.5, 10s, 2m, 1h30m, more than 0 and at most 100 days;
+    anything else (-5, 0, nan, 1e300, 10x) is one line (extend: SECONDS '-5' is not a
+    duration > 0 and at most 100 days (...)), exit status 2. --no-deadline is the
+    console's w: wait for it with no deadline (or answer a decision so); neither or both
+    is one line, exit status 2."""
 
     op = "extend"
     by: float | None = None

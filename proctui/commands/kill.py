@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Kill(Named):
-    """Kill NAME... now: SIGKILL to its whole group (at a decision: kill)."""
+    """Kill NAME... now: SIGKILL to its whole group (at a decision: kill).
+
+    As the console's K; it also answers a decision that waits (kill). Nothing restarts
+    it."""
 
     op = "kill"
     cli: ClassVar[Cli | None] = Cli("NAME...", "kill")

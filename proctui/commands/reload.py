@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Reload(Command):
     """Read the config file again: start what was added, stop what was removed, restart
-    what changed, leave the rest running."""
+    what changed, leave the rest running.
+
+    The one it was started from, with the same command-line options; one line per
+    change once the removed have ended (see "proctui reload" below)."""
 
     op = "reload"
     cli: ClassVar[Cli | None] = Cli("", "reload")

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Stop(Named):
-    """Stop NAME...: the stop signal, then the countdown."""
+    """Stop NAME...: the stop signal, then the countdown.
+
+    As the console's s: its stop signal (or stop_command), then its countdown to
+    on_timeout; it is not restarted."""
 
     op = "stop"
     cli: ClassVar[Cli | None] = Cli("NAME...", "stop")
