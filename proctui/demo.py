@@ -146,7 +146,11 @@ def crash_loop() -> None:
 
 
 def chatty() -> None:
-    signal.signal(signal.SIGTERM, lambda *_: (_say("\nchatty: stopping"), sys.exit(0)))
+    def stopping(*_: object) -> None:
+        _say("\nchatty: stopping")
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stopping)
     levels = [("INFO", "32"), ("INFO", "32"), ("DEBUG", "36"), ("WARN", "33"), ("ERROR", "31")]
     n = 0
     while True:

@@ -17,6 +17,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from proctui import demo
+from proctui.commands.interactive import SetInteractive
+from proctui.commands.journal_read import ReadJournal
+from proctui.commands.kill_all import KillAll
+from proctui.commands.stop_all import StopAll
 from proctui.core.supervisor import Supervisor
 from proctui.frontends.console.app import ProctuiApp
 from proctui.frontends.console.dialogs import AskScreen
@@ -40,6 +44,20 @@ def save(app: ProctuiApp, out: Path, name: str) -> Path:
     return path
 
 
+def ended(sup: Supervisor) -> bool:
+    return sup.snapshot().all_ended
+
+
+def journal(sup: Supervisor) -> list[dict[str, object]]:
+    """The whole journal, a page at a time, as any client reads it."""
+    entries: list[dict[str, object]] = []
+    while True:
+        page = sup.send(ReadJournal(len(entries))).result(timeout=10)
+        entries += page.entries
+        if not page.more:
+            return entries
+
+
 @contextlib.asynccontextmanager
 async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]:
     """The real console on the real demo; whatever is left is killed at the end."""
@@ -50,9 +68,9 @@ async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]
         async with app.run_test(size=SIZE) as pilot:
             yield app, pilot, sup
     finally:
-        if not sup.all_ended():
-            sup.kill_all().result(timeout=5)
-            while not sup.all_ended():
+        if not ended(sup):
+            sup.send(KillAll()).result(timeout=5)
+            while not ended(sup):
                 time.sleep(0.05)
         sup.close()
 
@@ -72,8 +90,8 @@ async def quitting_flow(out: Path) -> None:
         await pilot.pause(0.2)
         save(app, out, "ask")
         await pilot.press("K")
-        await until(pilot, lambda: not app.is_running or sup.all_ended())
-        await until(pilot, sup.all_ended)
+        await until(pilot, lambda: not app.is_running or ended(sup))
+        await until(pilot, lambda: ended(sup))
         timeline(sup, out)
 
 
@@ -83,7 +101,7 @@ def timeline(sup: Supervisor, out: Path) -> None:
     from proctui.frontends import timeline_svg
 
     path = out / "timeline.svg"
-    picture = pictures.build(sup.journal())
+    picture = pictures.build(journal(sup))
     path.write_text(timeline_svg.svg(picture, title="proctui demo: q, 2 e, then K at the "
                                                 "question (proctui timeline)"))
     print(f"wrote {path}")
@@ -98,7 +116,7 @@ async def final_flow(out: Path) -> None:
         await pilot.press("2", "e")  # slow-8s gets the time it needs
         await until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen.armed)
         await pilot.press("K")
-        await until(pilot, sup.all_ended)
+        await until(pilot, lambda: ended(sup))
         await pilot.press("2")
         await pilot.pause(0.5)
         save(app, out, "final")
@@ -120,8 +138,9 @@ async def attached_flow(out: Path) -> None:
         server = Server(sup, run_dir)
         server.start()
         core = RemoteCore(Connection.open(run_dir.path))
-        app = ProctuiApp(core, attached=f"supervisor pid {core.conn.hello['pid']}", hint=(
-            f"attached to supervisor pid {core.conn.hello['pid']}",
+        pid = core.conn.hello.pid
+        app = ProctuiApp(core, attached=f"supervisor pid {pid}", hint=(
+            f"attached to supervisor pid {pid}",
             "d detaches (everything keeps running)", "q asks before stopping anything"))
         try:
             async with app.run_test(size=SIZE) as pilot:
@@ -132,10 +151,10 @@ async def attached_flow(out: Path) -> None:
                 await pilot.press("d")
         finally:
             core.close()
-            sup.kill_all()
-            sup.stop_all(ordered=False)
-            sup.set_interactive(False)
-            while not sup.all_ended():
+            sup.send(KillAll())
+            sup.send(StopAll(ordered=False))
+            sup.send(SetInteractive(False))
+            while not ended(sup):
                 time.sleep(0.05)
             server.close()
             sup.close()

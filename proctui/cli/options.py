@@ -20,7 +20,8 @@ from proctui.config.values import Where, parse_duration, seconds
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Seconds(click.ParamType):
+# Generic only from click 8.4, and subscripted at run time it fails before that.
+class Seconds(click.ParamType):  # type: ignore[type-arg]
     """A number of seconds (10, 1.5, 10s, 2m, 1h30m), finite, >= 0 and within the bounds
     the config file has."""
 

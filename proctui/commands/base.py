@@ -98,8 +98,6 @@ class Request(Generic[A]):
         selected process's name)."""
         if not cls.palette:
             return []
-        if issubclass(cls, Named):
-            return [(cls.palette, lambda name: cls(name))]  # type: ignore[call-arg]
         return [(cls.palette, lambda _name: cls())]
 
     def journal_fields(self) -> dict[str, object]:
@@ -138,6 +136,12 @@ class Named(Command):
         verb = self.cli.verb if self.cli and self.cli.verb else self.op
         return Said(out=(reply.text or f"{verb} {self.name}: done",),
                     status=0 if reply.ok else 1)
+
+    @classmethod
+    def palette_entries(cls) -> list[tuple[str, Callable[[str], Request[Any]]]]:
+        if not cls.palette:
+            return []
+        return [(cls.palette, cls)]
 
     def execute(self, engine: Engine) -> Done | None:
         if self.name not in engine.table:

@@ -42,7 +42,8 @@ class ReadJournal(Request[JournalPage]):
         from proctui.core.store.journal import encode
 
         entries = list(engine.journal.entries)
-        page, size = [], 0
+        page: list[dict[str, object]] = []
+        size = 0
         for entry in entries[self.start:self.start + PAGE]:
             size += len(encode(entry))
             if page and size > PAGE_BYTES:

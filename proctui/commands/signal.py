@@ -87,5 +87,8 @@ class Signal(Named):
 
     @classmethod
     def palette_entries(cls) -> list[tuple[str, Callable[[str], Request[Any]]]]:
-        return [(f"Send {sig} to the selected process ({why})",
-                 lambda name, sig=sig: cls(name, sig)) for sig, why in _OFFERED]
+        def sending(sig: str) -> Callable[[str], Request[Any]]:
+            return lambda name: cls(name, sig)
+
+        return [(f"Send {sig} to the selected process ({why})", sending(sig))
+                for sig, why in _OFFERED]

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from proctui.config import ProcessSpec
 from proctui.core.executor import Executor
@@ -44,6 +44,15 @@ from proctui.core.view import ProcessView
 
 LAUNCH_SLICE = 20  # processes launched per turn of the loop: commands come in between
 SLICE = 50  # processes a shutdown reaches per turn of the loop
+
+
+class Journaled(Protocol):
+    """A command whose sender the journal keeps (the command table's, seen from here)."""
+
+    @property
+    def op(self) -> str: ...
+
+    def journal_fields(self) -> dict[str, object]: ...
 
 
 @dataclass
@@ -196,9 +205,9 @@ class Engine:
                     else:
                         later.append((name, effect))
             for name, effect in later:
-                p = self.table.get(name)
-                if p is not None:
-                    facts += [(name, fact) for fact in self._effect(p, effect)]
+                now = self.table.get(name)
+                if now is not None:
+                    facts += [(name, fact) for fact in self._effect(now, effect)]
             for name, fact in facts:
                 self._take(name, fact)
             while self._inbox:
@@ -210,7 +219,7 @@ class Engine:
 
     def command(self, execute: Callable[[Engine], object],
                 future: concurrent.futures.Future[Any],
-                journal: tuple[object, dict[str, object]] | None = None) -> None:
+                journal: tuple[Journaled, dict[str, object]] | None = None) -> None:
         """A command from any door: ``execute`` posts its events (or answers at once);
         the reply is the first answer the step function gives, with the next snapshot.
         ``journal``: the request and who sent it, journaled first."""
@@ -226,8 +235,11 @@ class Engine:
             self._command = None
         if isinstance(result, concurrent.futures.Future):
             # It answers by itself, later (a reload waits for what it removes).
-            result.add_done_callback(lambda done: future.done() or future.set_result(
-                done.result()))
+            def answered(done: concurrent.futures.Future[Any]) -> None:
+                if not future.done():
+                    future.set_result(done.result())
+
+            result.add_done_callback(answered)
             return
         answer = result if isinstance(result, Done) else cmd.answer or Done(True)
         self._replies.append((future, answer))
@@ -254,12 +266,12 @@ class Engine:
             return run.pid
         return None
 
-    def journal_command(self, request: object, who: dict[str, object]) -> None:
+    def journal_command(self, request: Journaled, who: dict[str, object]) -> None:
         """A command that came over the control socket, and who sent it (the uid the
         kernel vouches for, the SSH client's address): journaled before its effects."""
         name = getattr(request, "name", None)
-        fields = getattr(request, "journal_fields", lambda: {})()
-        self.journal.write(Kind.COMMAND, name, op=getattr(request, "op", "?"), **fields, **who)
+        self.journal.write(Kind.COMMAND, name if isinstance(name, str) else None, None,
+                           op=request.op, **request.journal_fields(), **who)
 
     def notice(self, text: str) -> None:
         """A line of proctui's own, about itself (the journal and headless output)."""
@@ -309,11 +321,10 @@ class Engine:
 
     def _effect(self, p: Proc, effect: fx.Effect) -> list[object]:
         kind = type(effect)
-        if kind is fx.Answer:
+        if isinstance(effect, fx.Answer):
             cmd = self._command
             if cmd is not None and cmd.answer is None:
-                a = effect  # type: ignore[assignment]
-                cmd.answer = Done(a.ok, a.text, a.fault)  # type: ignore[union-attr]
+                cmd.answer = Done(effect.ok, effect.text, effect.fault)
             return []
         if kind is fx.LookAtDeps:
             waiting, failed = self.deps.look(p, self.table.get)
@@ -413,8 +424,8 @@ class Engine:
             self.executor.say(None, text)
             self.journal.write(Kind.NOTICE, text=text)
         if decided.trouble is not None:
-            area, text = decided.trouble
-            said = text if text is not None else f"{area}: written again"
+            area, trouble = decided.trouble
+            said = trouble if trouble is not None else f"{area}: written again"
             self.executor.say(None, said)
             self.journal.write(Kind.NOTICE, text=said)
         if decided.interactive is not None:

@@ -127,48 +127,47 @@ class Executor:
 
     def do(self, p: Proc, effect: fx.Effect) -> list[object]:
         """Carry out one effect for ``p``; the facts it brings at once."""
-        kind = type(effect)
-        if kind is fx.Notice:
-            self.say(p.name, effect.text)  # type: ignore[union-attr]
-        elif kind is fx.Journal:
-            self.journal.write(effect.kind, p.name, effect.at,  # type: ignore[union-attr]
-                               **dict(effect.data))  # type: ignore[union-attr]
-        elif kind is fx.Signal:
-            return self._signal(p, effect)  # type: ignore[arg-type]
-        elif kind is fx.ArmDeadline:
-            self._arm_deadline(p, effect)  # type: ignore[arg-type]
-        elif kind is fx.LookGone:
-            self._look_gone(p, effect)  # type: ignore[arg-type]
-        elif kind is fx.Spawn:
-            return self._spawn(p, effect.number)  # type: ignore[union-attr]
-        elif kind is fx.Watch:
-            self._watch(p, effect.run)  # type: ignore[union-attr]
-        elif kind is fx.Conclude:
-            return self._conclude(p, effect)  # type: ignore[arg-type]
-        elif kind is fx.StopWatching:
-            self._stop_watching(p, effect)  # type: ignore[arg-type]
-        elif kind is fx.ArmBackoff:
-            self._arm_backoff(p, effect.at)  # type: ignore[union-attr]
-        elif kind is fx.StartChecks:
-            self._start_checks(p, effect.run)  # type: ignore[union-attr]
-        elif kind is fx.ExtendReady:
-            h = self._handles(p, effect.number)  # type: ignore[union-attr]
-            if h is not None and h.checks is not None:
-                h.checks.extend_ready(effect.at)  # type: ignore[union-attr]
-        elif kind is fx.StartStopCommand:
-            self._start_stop_command(p, effect.run)  # type: ignore[union-attr]
-        elif kind is fx.EndStopCommand:
-            h = self._handles(p, effect.number)  # type: ignore[union-attr]
-            if h is not None and h.stop_command is not None:
-                h.stop_command.kill(effect.why)  # type: ignore[union-attr]
-        elif kind is fx.WritePidFile:
-            self.pid_files.write(effect.proc)  # type: ignore[union-attr]
-        elif kind is fx.RemovePidFile:
-            self.pid_files.remove(effect.pid_name)  # type: ignore[union-attr]
-        elif kind is fx.TreeChanged:
-            self.housekeeping.changed()
-        else:
-            raise TypeError(f"not an executor's effect: {effect!r}")
+        match effect:
+            case fx.Notice():
+                self.say(p.name, effect.text)
+            case fx.Journal():
+                self.journal.write(effect.kind, p.name, effect.at, **dict(effect.data))
+            case fx.Signal():
+                return self._signal(p, effect)
+            case fx.ArmDeadline():
+                self._arm_deadline(p, effect)
+            case fx.LookGone():
+                self._look_gone(p, effect)
+            case fx.Spawn():
+                return self._spawn(p, effect.number)
+            case fx.Watch():
+                self._watch(p, effect.run)
+            case fx.Conclude():
+                return self._conclude(p, effect)
+            case fx.StopWatching():
+                self._stop_watching(p, effect)
+            case fx.ArmBackoff():
+                self._arm_backoff(p, effect.at)
+            case fx.StartChecks():
+                self._start_checks(p, effect.run)
+            case fx.ExtendReady():
+                h = self._handles(p, effect.number)
+                if h is not None and h.checks is not None:
+                    h.checks.extend_ready(effect.at)
+            case fx.StartStopCommand():
+                self._start_stop_command(p, effect.run)
+            case fx.EndStopCommand():
+                h = self._handles(p, effect.number)
+                if h is not None and h.stop_command is not None:
+                    h.stop_command.kill(effect.why)
+            case fx.WritePidFile():
+                self.pid_files.write(effect.proc)
+            case fx.RemovePidFile():
+                self.pid_files.remove(effect.pid_name)
+            case fx.TreeChanged():
+                self.housekeeping.changed()
+            case _:
+                raise TypeError(f"not an executor's effect: {effect!r}")
         return []
 
     def walk(self) -> None:

@@ -85,7 +85,8 @@ def export_units(config: Config, *, files: Mapping[str, EnvFile] | None = None,
     # exit, and Requires= fails the dependent when it did not exit 0, as exited-ok does.
     waited_to_exit = {dep for s in config.processes for dep, _ in s.depends_on
                       if s.condition_for(specs[dep]) is DependCondition.EXITED_OK}
-    units, warnings = [], []
+    units: list[Unit] = []
+    warnings: list[str] = []
     for spec in config.processes:
         _check_expressible(spec, config, prefix)
         text, said = _unit(spec, config, specs, waited_to_exit, files or {}, prefix, version,
@@ -151,10 +152,10 @@ def _unit(spec: ProcessSpec, config: Config, specs: Mapping[str, ProcessSpec],
                 other.ready is not None and other.ready.notify):
             said.append(f"depends_on {dep} = \"ready\": {dep}'s ready check has no systemd "
                         f"equivalent; this starts once {dep} has started")
-    for other in spec.restart_with:
-        unit.append(f"PartOf={unit_name(other, prefix)}")
-        said.append(f"restart_with {other} becomes PartOf=: systemd also stops this when "
-                    f"{other} is stopped")
+    for partner in spec.restart_with:
+        unit.append(f"PartOf={unit_name(partner, prefix)}")
+        said.append(f"restart_with {partner} becomes PartOf=: systemd also stops this when "
+                    f"{partner} is stopped")
     if spec.restart is not RestartPolicy.NO:
         # proctui restarts for as long as it runs; systemd's default start limit (5 starts
         # in 10 s) would give up on a crash loop.

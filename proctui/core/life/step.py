@@ -228,7 +228,8 @@ def _stop(p: Proc, event: stop_machine.Event, at: float) -> Result:
         elif isinstance(effect, stop_machine.Finish):
             if effect.end is EndKind.FAILED_TO_START:
                 continue  # concluded by whoever said so (SpawnFailed)
-            p = replace(p, run=replace(p.run, concluding=True))  # type: ignore[arg-type]
+            assert p.run is not None
+            p = replace(p, run=replace(p.run, concluding=True))
             out.append(fx.Conclude(run.number, effect.end))
         elif isinstance(effect, stop_machine.StartStopCommand):
             out.append(fx.StartStopCommand(p.run))  # type: ignore[arg-type]

@@ -25,11 +25,20 @@ Key = tuple[int, int]  # (pid, start ticks): a process, not a reusable number
 
 
 class Traceable(Protocol):
-    token: str
-    pid: int | None
-    pgid: int | None
-    start_ticks: int | None
-    leftover: bool
+    @property
+    def token(self) -> str: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def pgid(self) -> int | None: ...
+
+    @property
+    def start_ticks(self) -> int | None: ...
+
+    @property
+    def leftover(self) -> bool: ...
 
     @property
     def live(self) -> bool: ...

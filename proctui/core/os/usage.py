@@ -16,11 +16,20 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class Measured(Protocol):
-    pid: int | None
-    pgid: int | None
-    token: str
-    start_ticks: int | None
-    leftover: bool
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def pgid(self) -> int | None: ...
+
+    @property
+    def token(self) -> str: ...
+
+    @property
+    def start_ticks(self) -> int | None: ...
+
+    @property
+    def leftover(self) -> bool: ...
 
     @property
     def live(self) -> bool: ...

@@ -59,7 +59,7 @@ class PidFiles:
         old = self._written.get(p.pid_name)
         first = old is None or old.number != run.number
         members = self._members(run)
-        record = self._record(p, run, None if first else old, members)  # type: ignore[arg-type]
+        record = self._record(p, run, None if first else old, members)
         if record is None:
             return
         if not first and old is not None and old.members == members and \
