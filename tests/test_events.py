@@ -164,3 +164,53 @@ def test_a_reader_that_goes_away_ends_the_stream_while_nothing_changes(tmp_path,
                            shell=True, capture_output=True, text=True, timeout=30)
     assert json.loads(piped.stdout)["event"] == "hello" and piped.stderr == ""
     proctui("down", "--run-dir", str(d.run_dir), cwd=tmp_path)
+
+
+def test_what_the_supervisor_journaled_as_it_ended_is_read_from_its_journal(tmp_path):
+    """Its last state came, then the connection closed before the pages it announced
+    could be asked for (``shutdown-begun`` was lost 1 run in 4): they are read from the
+    journal it left, by number, each once."""
+    import io
+    from types import SimpleNamespace
+
+    from proctui.core.reply import Fault, failed
+    from proctui.frontends.events import stream
+
+    entries = [{"seq": 1, "kind": "start", "name": "web", "pid": 7, "wall": 1.0, "t": 1.0},
+               {"seq": 2, "kind": "shutdown", "why": "proctui down", "wall": 2.0, "t": 2.0},
+               {"seq": 3, "kind": "outcome", "name": "web", "outcome": "stopped",
+                "text": "stopped after 0.1s: exit code 0", "wall": 3.0, "t": 3.0},
+               {"seq": 4, "kind": "all-ended", "exit_status": 0, "wall": 4.0, "t": 4.0}]
+    (tmp_path / "journal.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+    class Ending:
+        names = ["web"]
+        hello = SimpleNamespace(pid=1, version="x", source="f", run_dir=str(tmp_path),
+                                started=0.0)
+        state = SimpleNamespace(journal_seq=1, shutting_down=False, shutdown_why=None,
+                                all_ended=False, exit_status=None)
+        said = 0
+
+        def ordered_views(self) -> list[object]:
+            return []
+
+        def send(self, message: object) -> None:
+            pass
+
+        def call(self, request: object) -> object:
+            return failed(Fault.GONE, "the supervisor is not running")
+
+        def event(self) -> object:
+            self.said += 1
+            return {"t": "state"} if self.said == 1 else None
+
+        def keep(self, push: object) -> bool:
+            self.state = SimpleNamespace(journal_seq=4, shutting_down=True,
+                                         shutdown_why="proctui down", all_ended=True,
+                                         exit_status=0)
+            return True
+
+    out = io.StringIO()
+    assert stream(Ending(), True, [], out) == 0  # type: ignore[arg-type]
+    got = [json.loads(line)["event"] for line in out.getvalue().splitlines()]
+    assert got == ["hello", "shutdown-begun", "outcome", "state", "shutdown-ended", "end"], got

@@ -164,8 +164,8 @@ def events(file: Path | None, run_dir: Path | None, host: str | None, as_json: b
     outcomes, restarts, decisions, the shutdown) until it ends."""
     from proctui.frontends import events as stream
 
-    _control(file, run_dir, lambda conn: stream.stream(conn, as_json, names, sys.stdout),
-             host)
+    _control(file, run_dir, lambda conn: stream.stream(conn, as_json, names, sys.stdout,
+                                                       local=host is None), host)
 
 
 @click.command()

@@ -169,6 +169,24 @@ def text(event: dict[str, Any]) -> str:
     return clean(f"{when} {name + ': ' if name else ''}{words}")
 
 
+def _journal_after(run_dir: str, seen: int, last: int) -> list[dict[str, Any]]:
+    """The entries numbered after ``seen`` up to ``last`` in the run directory's journal
+    file, as far as it can be read (nothing when it cannot: never a traceback)."""
+    from pathlib import Path
+
+    from proctui.core.store.journal import NAME, Unreadable, read_file
+
+    found: list[dict[str, Any]] = []
+    try:
+        for entry in read_file(Path(run_dir) / NAME):
+            seq = entry.get("seq") if isinstance(entry, dict) else None
+            if isinstance(seq, int) and seen < seq <= last:
+                found.append(entry)
+    except (Unreadable, OSError, ValueError):
+        pass
+    return found
+
+
 def _names(value: object) -> list[str]:
     return [str(x) for x in value] if isinstance(value, list) else []
 
@@ -204,7 +222,8 @@ def _watch_reader(out: TextIO, conn: Connection) -> None:
     threading.Thread(target=watch, name="proctui-events-reader", daemon=True).start()
 
 
-def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -> int:
+def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO,
+           local: bool = True) -> int:
     """Print each event until the supervisor ends: exit status 0 when everything had
     ended (the last line says its exit status), 1 when the supervisor went away before
     (a crash is no normal end); a supervisor that falls silent raises NotAnswering (one
@@ -250,6 +269,12 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO) -
         if conn.keep(pushes.decode(message)):
             catch_up()
     st = conn.state
+    if local and st.journal_seq > seen:
+        # The supervisor ended while pages were still to be asked for (its last state,
+        # then the connection closed): the rest is in its journal on disk.
+        for entry in _journal_after(conn.hello.run_dir, seen, st.journal_seq):
+            for event in follow.events(entry):
+                say(event)
     with contextlib.suppress(OSError, ValueError):
         say(_event("end", exit_status=st.exit_status if st.all_ended else None))
     return 0 if st.all_ended else 1
