@@ -1,5 +1,5 @@
 """What the life machine hears (events) and what it asks for (effects): frozen facts,
-no behaviour. ``machine.py`` decides; ``inbox.py`` carries the effects out."""
+no behaviour. ``machine.py`` decides; ``step.py`` turns its effects into the executor's."""
 
 from __future__ import annotations
 
