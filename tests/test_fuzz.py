@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import string
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -269,10 +271,25 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
                                                                 max_size=4),
     max_leaves=12)
-OPS = st.sampled_from(["stop", "extend", "watch", "tail", "journal", "hello", "usage",
-                       "stop_all", "ping", "nope", "", "\ud800"])
-KEYS_OF_REQUESTS = st.sampled_from(["name", "by", "output", "replay", "start", "lines",
-                                    "ordered", "kind", "wanted", "interactive", "id"])
+
+def _sendable() -> dict[str, type]:
+    """Every request a client may send: the table's wire commands and the link's own."""
+    from proctui.commands import WIRE
+    from proctui.protocol.link import LINK
+
+    return {**WIRE, **LINK}
+
+
+def _fields() -> list[str]:
+    from dataclasses import fields
+
+    return sorted({f.name for cls in _sendable().values() for f in fields(cls)})
+
+
+# Every op a client may send (a command added to the table is fuzzed with no line here),
+# and some that are none.
+OPS = st.sampled_from([*sorted(_sendable()), "nope", "", "\ud800", "notice", "trouble"])
+KEYS_OF_REQUESTS = st.sampled_from([*_fields(), "id"])
 
 
 @settings(max_examples=500, deadline=None)
@@ -312,9 +329,153 @@ def test_a_request_that_repeats_a_key_is_refused_never_guessed(op, pairs):
         assert not isinstance(request, Done) or (not request.ok and request.fault)
 
 
-SAFE_OPS = st.sampled_from(["stop", "start", "restart", "kill", "abandon", "wait", "adopt",
-                            "clear", "extend", "set_interactive", "usage", "hello", "watch",
-                            "journal", "tail", "ping", "nope"])
+# -- what a supervisor pushes, as a client reads it (a box over --host may be anyone's) ------
+
+WILD = st.one_of(JSON, st.integers(10**300, 10**400), st.integers(-10**400, -10**300),
+                 st.sampled_from([float("nan"), float("inf"), -float("inf"), "\ud800"]))
+
+
+def _view_fields() -> list[str]:
+    from dataclasses import fields
+
+    from proctui.core.view import ProcessView
+
+    return [f.name for f in fields(ProcessView)]
+
+
+def _wild_view() -> st.SearchStrategy[dict[str, object]]:
+    """A view whose every field may be right (the phase, a sent signal...) or anything."""
+    outcome = st.fixed_dictionaries(
+        {"kind": st.sampled_from(["stopped", "killed", "nope"]) | WILD,
+         "text": st.text(max_size=10) | WILD},
+        optional={"pid": WILD, "duration": WILD, "success_code": WILD,
+                  "status": st.fixed_dictionaries({}, optional={
+                      "code": WILD, "signal": WILD, "core_dumped": WILD, "known": WILD}) | WILD,
+                  "sent": st.lists(st.lists(WILD | st.sampled_from([9, 1.5, "timeout"]),
+                                            max_size=3), max_size=2) | WILD,
+                  "left_behind": st.lists(WILD, max_size=2),
+                  "left_pids": WILD})
+    right = {"name": st.text(max_size=5), "phase": st.sampled_from(["running", "stopping"]),
+             "deadline_action": st.sampled_from(["kill", "none"]), "outcome": outcome,
+             "usage": st.lists(WILD | st.floats(0, 100), min_size=3, max_size=3),
+             "escapees": st.lists(WILD, max_size=2), "notes": st.lists(WILD, max_size=2)}
+    return st.fixed_dictionaries(
+        {"name": st.text(max_size=5), "phase": st.sampled_from(["running", "stopping"])},
+        optional={name: right.get(name, st.nothing()) | WILD for name in _view_fields()
+                  if name not in ("name", "phase")})
+
+
+PUSHES = st.one_of(
+    st.dictionaries(st.sampled_from(["t", "v", "pid", "names", "scrollback", "started",
+                                     "boot", "now", "views", "k", "id", "error", "n", "f",
+                                     "l", "s", "st", "d", "o", "p", "c", "q", "removed",
+                                     "worst", "crash", "journal_seq", "consoles", "strays"]),
+                    WILD, max_size=6).map(lambda d: {**d, "t": d.get("t")}),
+    st.builds(lambda t, rest: {**rest, "t": t},
+              st.sampled_from(["hello", "views", "state", "out", "push", "reply", "error"]),
+              st.dictionaries(st.sampled_from(["v", "pid", "names", "scrollback", "started",
+                                               "k", "id", "n", "f", "l", "s", "st", "d",
+                                               "removed", "worst", "now", "strays"]),
+                              WILD, max_size=5)),
+    st.builds(lambda views, now: {"t": "views", "views": views, "now": now},
+              st.lists(_wild_view(), max_size=3), WILD),
+)
+
+
+def _typed(value: object, hint: object) -> bool:
+    """Is ``value`` of type ``hint`` (a dataclass's field), all the way down?"""
+    import dataclasses
+    import math
+    import types
+    import typing
+    from enum import Enum
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_typed(value, h) for h in typing.get_args(hint))
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return isinstance(value, tuple) and all(
+            _typed(v, item) if not isinstance(item, tuple) else True for v in value)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 63
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) and \
+            abs(value) < 1 << 63 and math.isfinite(value)
+    if hint is str:
+        return isinstance(value, str)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return isinstance(value, hint)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        return isinstance(value, hint) and all(
+            _typed(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(hint))
+    return True
+
+
+@settings(max_examples=1500, deadline=None)
+@given(PUSHES)
+def test_any_push_decodes_to_a_typed_message_or_nothing(message):
+    """What a supervisor (or a box over --host) sends becomes a typed message whose every
+    field is of its type, all the way down (a view's times are finite numbers, its
+    outcome's signals whole numbers), or None: never an exception, never a value that
+    makes a console's arithmetic raise."""
+    import dataclasses
+    import typing
+
+    from proctui.protocol import pushes, wire
+
+    line = wire.dumps(message)  # what arrives, as bytes
+    got = pushes.decode(wire.loads(line))
+    if got is None:
+        return
+    hints = typing.get_type_hints(type(got))
+    for f in dataclasses.fields(got):
+        if f.name != "body":  # (a reply's body: its request's own answer() reads it)
+            assert _typed(getattr(got, f.name), hints[f.name]), (f.name, got)
+    if isinstance(got, pushes.Views):
+        for view in got.views:
+            assert _typed(view, type(view)), view
+
+
+@settings(max_examples=300, deadline=None)
+@given(PUSHES, WILD)
+def test_a_client_reads_any_push_with_any_clock_without_raising(message, now):
+    """The connection's own reading of a push (the clock of another machine moved into
+    ours, a view's times moved with it) never raises on what a box sends."""
+    import socket
+
+    from proctui.protocol import pushes, wire
+    from proctui.remote.connection import Connection
+
+    ours, theirs = socket.socketpair()
+    try:
+        conn = Connection(ours, where="fake", local=False, timeout=1.0)
+        conn.offset = 0.0  # another machine's clock
+        theirs.sendall(wire.dumps({**message, "now": now}))
+        got = conn.receive()
+        assert got is not None
+        assert conn.offset is not None and math.isfinite(conn.offset)
+        conn.keep(pushes.decode(got))
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_push_nested_past_any_reason_is_a_bad_message_not_a_crash():
+    from proctui.protocol import wire
+
+    with pytest.raises(ValueError):
+        wire.loads(b'{"t": "views", "views": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+
+
+# Every op but those that act on everything at once (the target process must live on).
+EVERYTHING = {"stop_all", "kill_all", "abandon_all", "interrupt"}
+SAFE_OPS = st.sampled_from([*sorted(set(_sendable()) - EVERYTHING), "nope"])
 LINES = st.one_of(
     st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ") + b"\n"),
     st.builds(lambda op, rest: {"op": op, **rest}, SAFE_OPS,
@@ -434,6 +595,7 @@ def test_the_timeline_draws_any_entries_as_safe_text_and_valid_xml(entries, titl
     import xml.etree.ElementTree as ET
 
     from proctui.frontends import timeline as pictures
+    from proctui.frontends import timeline_svg
 
     picture = pictures.build(entries)
     import unicodedata
@@ -442,5 +604,5 @@ def test_the_timeline_draws_any_entries_as_safe_text_and_valid_xml(entries, titl
         assert not any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")
                        or 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069
                        for c in line), line
-    svg = pictures.svg(picture, width=max(400, width * 6), title=title)
+    svg = timeline_svg.svg(picture, width=max(400, width * 6), title=title)
     ET.fromstring(svg.encode("utf-8"))

@@ -128,7 +128,7 @@ def test_status_says_the_supervisor_has_a_console_of_its_own(supervised, own):
     """proctui run's console is no client: status said '0 consoles attached' beside it."""
     import io
 
-    from proctui.frontends.control import status
+    from proctui.frontends.status import status
 
     sup, run_dir = supervised
     control = Listener(sup, run_dir, source="test", own_console=own)
@@ -166,7 +166,8 @@ def test_closing_wakes_the_knock_wait_at_once(supervised, monkeypatch):
 _AT_THE_LIMIT = """
 import json, os, resource, sys, threading, time
 from pathlib import Path
-from proctui.core.life.stop import Phase
+from proctui.commands.journal_read import ReadJournal
+from proctui.commands.stop_all import StopAll
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.config.shell import from_commands
@@ -181,8 +182,6 @@ run_dir = RunDir(Path(sys.argv[1]))
 run_dir.open()
 sup = Supervisor(from_commands(["svc=exec sleep 60"]).processes, run_dir=run_dir)
 sup.start()
-said = []
-sup.notice = lambda text, *a, **k: said.append(text)
 control = Listener(sup, run_dir, source="test")
 assert control.bind() is None
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -197,6 +196,9 @@ finally:
 took = time.monotonic() - began
 served = control.server is not None
 control.close()
+# What the core was told, as any client reads it (the notices in its journal).
+page = sup.send(ReadJournal(0)).result(timeout=20)
+said = [str(e.get("text")) for e in page.entries if e.get("kind") == "notice"]
 sup.send(StopAll()).result(timeout=20)
 while not sup.snapshot().all_ended:
     time.sleep(0.02)

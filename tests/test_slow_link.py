@@ -172,7 +172,7 @@ def test_a_stop_reaches_a_console_on_a_slow_link_at_once_during_a_flood(tmp_path
             # that it fell behind.
             flood = core.output.buffer("flood").read(0)
             assert sum(line.startswith("flood ") for line in flood.lines) > 100
-            assert core.dropped > 0
+            assert core.snapshot().link.dropped > 0
         finally:
             core.close()
             link.close()
@@ -314,14 +314,16 @@ def test_the_end_of_a_burst_reaches_a_console_when_the_supervisor_ends_at_once(t
         began = time.monotonic()
         server.close()
         assert time.monotonic() - began < 3.0
-        wait_until(lambda: core.gone is not None, timeout=30, what="the goodbye")
-        assert core.not_answering is None and core.link is None, core.gone
+        wait_until(lambda: core.snapshot().link.gone is not None, timeout=30,
+                   what="the goodbye")
+        said = core.snapshot().link
+        assert said.not_answering is None and said.down_since is None, said
         lines = core.output.buffer("burst").read(0).lines
         assert "THE END" in lines[-3:], lines[-3:]
         if rate is None:
-            assert core.dropped == 0 and sum(x.startswith("line ") for x in lines) == 3000
+            assert said.dropped == 0 and sum(x.startswith("line ") for x in lines) == 3000
         else:
-            assert core.dropped > 0
+            assert said.dropped > 0
     finally:
         core.close()
         if link is not None:

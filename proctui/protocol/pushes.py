@@ -7,10 +7,10 @@ value with sane defaults, or None, never an exception."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from proctui.config.spec import MAX_SCROLLBACK
 from proctui.core.life.outcome import Outcome
 from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
@@ -142,7 +142,10 @@ class Refused:
 
 @dataclass(frozen=True)
 class ReplyMessage:
-    id: object
+    """A reply to request ``id`` (a number or a short string, as the client sent it;
+    None for anything else, which answers no request)."""
+
+    id: int | str | None
     body: dict[str, Any] = field(default_factory=dict)
 
 
@@ -161,27 +164,29 @@ def decode(d: dict[str, Any]) -> Push | None:
             return _out(d)
         if kind == "push":
             k = d.get("k")
-            return PushEnd(k) if _is_int(k) else None
+            return PushEnd(k) if wire.whole(k) else None
         if kind == "reply":
-            return ReplyMessage(d.get("id"), d)
+            number = d.get("id")
+            return ReplyMessage(number if wire.whole(number) or isinstance(number, str)
+                                else None, d)
         if kind == "hello":
             return _hello(d)
         if kind == "error":
             return Refused(_text(d.get("error"), "refused"))
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError):
         return None
     return None
 
 
 def _hello(d: dict[str, Any]) -> Hello:
     names = tuple(str(n) for n in _list(d.get("names")))
-    sizes = tuple(int(x) if _is_int(x) and x > 0 else 1 for x in _list(d.get("scrollback")))
-    started = d.get("started")
-    return Hello(v=d.get("v") if _is_int(d.get("v")) else 0,
-                 version=_text(d.get("version")), pid=d.get("pid") if _is_int(d.get("pid"))
-                 else None, boot=_text(d.get("boot")), source=_text(d.get("source")),
-                 run_dir=_text(d.get("run_dir")),
-                 started=float(started) if _is_number(started) else 0.0,
+    sizes = tuple(min(x, MAX_SCROLLBACK) if wire.whole(x) and x > 0 else 1
+                  for x in _list(d.get("scrollback")))
+    started, pid = d.get("started"), d.get("pid")
+    return Hello(v=_whole(d.get("v")), version=_text(d.get("version")),
+                 pid=pid if wire.whole(pid) else None, boot=_text(d.get("boot")),
+                 source=_text(d.get("source")), run_dir=_text(d.get("run_dir")),
+                 started=float(started) if wire.finite(started) else 0.0,
                  console=d.get("console") is True, names=names, scrollback=sizes)
 
 
@@ -191,7 +196,7 @@ def _views(d: dict[str, Any]) -> Views:
         if isinstance(item, dict):
             try:
                 out.append(wire.view_from_dict(item))
-            except (KeyError, TypeError, ValueError):
+            except ValueError:
                 continue  # one view it cannot read costs that view, not the others
     return Views(tuple(out))
 
@@ -204,7 +209,7 @@ def _state(d: dict[str, Any]) -> State:
             if isinstance(item[1], dict):
                 try:
                     outcome = wire.outcome_from_dict(item[1])
-                except (KeyError, TypeError, ValueError):
+                except ValueError:
                     outcome = None
             removed.append((item[0], outcome))
     crash = d.get("crash")
@@ -219,28 +224,27 @@ def _state(d: dict[str, Any]) -> State:
         crash=crash[:MAX_SHOWN] if isinstance(crash, str) else None,
         troubles=tuple(t[:MAX_SHOWN] for t in _list(d.get("troubles"))[:10]
                        if isinstance(t, str)),
-        strays=tuple(p for p in _list(d.get("strays")) if _is_int(p)),
+        strays=tuple(p for p in _list(d.get("strays")) if wire.whole(p)),
         removed=tuple(removed),
-        journal_seq=d.get("journal_seq") if _is_int(d.get("journal_seq")) else 0,
-        worst=worst if worst in (0, 1, 3) else (1 if worst is not None else 0),
-        consoles=d.get("consoles") if _is_int(d.get("consoles")) else 0)
+        journal_seq=_whole(d.get("journal_seq")),
+        worst=worst if wire.whole(worst) and worst in (0, 1, 3) else
+        (1 if worst is not None else 0),
+        consoles=_whole(d.get("consoles")))
 
 
 def _out(d: dict[str, Any]) -> Out | None:
-    name, first = d.get("n"), d.get("f")
-    if not isinstance(name, str) or not _is_int(first):
+    name, first, partial = d.get("n"), d.get("f"), d.get("p")
+    if not isinstance(name, str) or not wire.whole(first):
         return None
     lines = tuple(str(x) for x in _list(d.get("l")))
     runs = tuple((int(r[0]), int(r[1])) for r in _list(d.get("s"))
-                 if isinstance(r, list) and len(r) == 2 and all(_is_int(x) for x in r))
+                 if isinstance(r, list) and len(r) == 2 and all(wire.whole(x) for x in r))
     stamps = tuple((int(x[0]), int(x[1])) for x in _list(d.get("st"))
-                   if isinstance(x, list) and len(x) == 2 and all(_is_int(y) for y in x))
+                   if isinstance(x, list) and len(x) == 2 and all(wire.whole(y) for y in x))
     return Out(name=name, first=first, lines=lines, runs=runs, stamps=stamps,
-               dropped=d.get("d") if _is_int(d.get("d")) else 0,
-               output_total=d.get("o") if _is_int(d.get("o")) else 0,
-               partial=d.get("p") if isinstance(d.get("p"), str) else "",
-               cleared=d.get("c") if _is_int(d.get("c")) else 0,
-               quiet=d.get("q") is True)
+               dropped=_whole(d.get("d")), output_total=_whole(d.get("o")),
+               partial=partial if isinstance(partial, str) else "",
+               cleared=_whole(d.get("c")), quiet=d.get("q") is True)
 
 
 def _list(value: object) -> list[Any]:
@@ -251,10 +255,5 @@ def _text(value: object, default: str = "") -> str:
     return value[:MAX_SHOWN] if isinstance(value, str) else default
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and \
-        math.isfinite(float(value))  # type: ignore[arg-type]
+def _whole(value: object) -> int:
+    return value if wire.whole(value) else 0

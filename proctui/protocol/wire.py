@@ -10,8 +10,12 @@ into its own clock on receipt: hello, views and state carry the server's ``now``
 from __future__ import annotations
 
 import json
-from dataclasses import fields, replace
-from typing import Any
+import math
+import types
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass, replace
+from functools import cache
+from typing import Any, TypeGuard, Union, get_args, get_origin, get_type_hints
 
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.life.outcome import ExitStatus, Outcome, OutcomeKind, Reason, Sent
@@ -26,13 +30,14 @@ from proctui.core.view import ProcessView, Usage
 VERSION = 4
 SOCKET = "control.sock"  # in the run directory
 MAX_LINE = 1 << 20  # bytes in one message; longer lines drop the connection
+MAX_NUMBER = 1 << 53  # whole numbers beyond a double's exact range are no count, pid or time
 _VIEW_FIELDS = [f.name for f in fields(ProcessView)]
 # The view's monotonic times: a client on another machine moves them into its own clock.
 TIME_FIELDS = ("started_at", "ended_at", "stop_requested_at", "kill_sent_at", "deadline",
                "window_start", "restart_at", "ready_at", "decision_since")
-__all__ = ["MAX_LINE", "MAX_SECONDS", "SOCKET", "TIME_FIELDS", "VERSION", "Twice", "boot_id",
-           "dumps", "loads", "outcome_from_dict", "outcome_to_dict", "shift_times",
-           "view_from_dict", "view_to_dict"]
+__all__ = ["MAX_LINE", "MAX_NUMBER", "MAX_SECONDS", "SOCKET", "TIME_FIELDS", "VERSION",
+           "Twice", "boot_id", "dumps", "finite", "loads", "outcome_from_dict",
+           "outcome_to_dict", "shift_times", "view_from_dict", "view_to_dict", "whole"]
 
 
 def dumps(message: dict[str, Any]) -> bytes:
@@ -65,7 +70,10 @@ def loads(line: bytes) -> dict[str, Any]:
                 seen.add(key)
         return made
 
-    value: object = json.loads(line, object_pairs_hook=pairs_once)
+    try:
+        value: object = json.loads(line, object_pairs_hook=pairs_once)
+    except RecursionError:  # nested past any reason: a bad message, not a crash
+        raise ValueError("nested too deep") from None
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
     if twice:
@@ -88,16 +96,25 @@ def outcome_to_dict(o: Outcome) -> dict[str, Any]:
 
 
 def outcome_from_dict(d: dict[str, Any]) -> Outcome:
-    status = d.get("status")
-    return Outcome(
-        kind=OutcomeKind(d["kind"]), text=str(d["text"]), pid=d.get("pid"),
-        status=None if status is None else ExitStatus(**status),
-        duration=d.get("duration"),
-        sent=tuple(Sent(int(sig), float(at), Reason(reason)) for sig, at, reason in
-                   d.get("sent", [])),
-        left_behind=tuple(d.get("left_behind", ())), left_pids=tuple(d.get("left_pids", ())),
-        success_code=_bool_or_none(d.get("success_code")),
-    )
+    """The outcome ``d`` holds, every field of its type; else ValueError (nothing else:
+    what a supervisor sends may be anything)."""
+    try:
+        status = d.get("status")
+        outcome = Outcome(
+            kind=OutcomeKind(d["kind"]), text=str(d["text"]), pid=d.get("pid"),
+            status=None if status is None else ExitStatus(**status),
+            duration=d.get("duration"),
+            sent=tuple(Sent(int(sig), float(at), Reason(reason)) for sig, at, reason in
+                       d.get("sent", [])),
+            left_behind=tuple(d.get("left_behind", ())),
+            left_pids=tuple(d.get("left_pids", ())),
+            success_code=_bool_or_none(d.get("success_code")),
+        )
+    except (KeyError, TypeError, ArithmeticError, AttributeError) as e:
+        raise ValueError(f"not an outcome: {type(e).__name__}") from None
+    if not fits(outcome, Outcome):
+        raise ValueError("not an outcome: a field of another type")
+    return outcome
 
 
 def _bool_or_none(value: object) -> bool | None:
@@ -121,22 +138,102 @@ def view_to_dict(v: ProcessView) -> dict[str, Any]:
 
 
 def view_from_dict(d: dict[str, Any]) -> ProcessView:
-    base = ProcessView(name=str(d["name"]), phase=Phase(d["phase"]), cmd=str(d.get("cmd", "")))
+    """The view ``d`` holds (ValueError without a name and a phase). A field that is not
+    of its type (a time that is no finite number, a pid that is a string) keeps its
+    default: a console's arithmetic on what a supervisor sent must never raise."""
+    name, phase = d.get("name"), d.get("phase")
+    if not isinstance(name, str) or not isinstance(phase, str):
+        raise ValueError("a view without a name or a phase")
+    cmd = d.get("cmd", "")
+    base = ProcessView(name=name, phase=Phase(phase), cmd=cmd if isinstance(cmd, str) else "")
+    checks = _view_checks()
     changes: dict[str, Any] = {}
-    for name in _VIEW_FIELDS:
-        if name not in d or name in ("name", "phase", "cmd"):
+    for field in _VIEW_FIELDS:
+        if field not in d or field in ("name", "phase", "cmd"):
             continue
-        value = d[name]
-        if name == "deadline_action":
-            value = DeadlineAction(value)
-        elif name == "outcome" and value is not None:
-            value = outcome_from_dict(value)
-        elif name == "usage" and value is not None:
-            value = Usage(*value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        changes[name] = value
+        value = d[field]
+        try:
+            if field == "deadline_action":
+                value = DeadlineAction(value)
+            elif field == "outcome" and value is not None:
+                value = outcome_from_dict(value)
+            elif field == "usage" and value is not None:
+                value = Usage(*value)
+            elif isinstance(value, list):
+                value = tuple(value)
+        except (ValueError, TypeError):
+            continue
+        if checks[field](value):
+            changes[field] = value
     return replace(base, **changes)
+
+
+@cache
+def _view_checks() -> dict[str, Callable[[object], bool]]:
+    hints = _hints(ProcessView)
+    return {name: _checker(hints[name]) for name in _VIEW_FIELDS}
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return get_type_hints(cls)
+
+
+def whole(value: object) -> TypeGuard[int]:
+    """A whole number of JSON (not a bool) within a double's exact range."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_NUMBER
+
+
+def finite(value: object) -> TypeGuard[int | float]:
+    """A number of JSON (not a bool), finite and within a double's exact range: no count of
+    seconds or monotonic time is larger, and arithmetic with it never raises."""
+    if isinstance(value, float):
+        return math.isfinite(value) and abs(value) <= MAX_NUMBER
+    return whole(value)
+
+
+def fits(value: object, hint: Any) -> bool:
+    """Is ``value`` of type ``hint`` (a field's annotation), all the way down?"""
+    return _checker(hint)(value)
+
+
+@cache
+def _checker(hint: Any) -> Callable[[object], bool]:
+    """``fits`` for one annotation, made once: a view's every field is checked in every
+    push, and the big ones (2,000 views at a shutdown) must not hold up the reader."""
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        args = get_args(hint)
+        options = [_checker(option) for option in args if option is not type(None)]
+        if len(options) == 1:
+            only = options[0]
+            if type(None) in args:  # most fields: X | None
+                return lambda value: value is None or only(value)
+            return only
+
+        def any_of(value: object) -> bool:
+            return (value is None and type(None) in args) or \
+                any(check(value) for check in options)
+
+        return any_of
+    if origin is tuple:
+        item = _checker(get_args(hint)[0])
+        return lambda value: isinstance(value, tuple) and all(map(item, value))
+    if hint is type(None):
+        return lambda value: value is None
+    if hint is bool:
+        return lambda value: value is True or value is False
+    if hint is int:
+        return whole
+    if hint is float:
+        return finite
+    if isinstance(hint, type) and is_dataclass(hint):
+        parts = tuple((f.name, _checker(_hints(hint)[f.name])) for f in fields(hint))
+        return lambda value: isinstance(value, hint) and all(
+            check(getattr(value, name)) for name, check in parts)
+    if isinstance(hint, type):
+        return lambda value: isinstance(value, hint)
+    return lambda value: False
 
 
 def shift_times(view: dict[str, Any], offset: float) -> None:
@@ -145,7 +242,7 @@ def shift_times(view: dict[str, Any], offset: float) -> None:
     ``view_from_dict`` to judge."""
     for name in TIME_FIELDS:
         value = view.get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if finite(value):
             view[name] = value + offset
 
 

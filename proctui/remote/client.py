@@ -266,7 +266,7 @@ class RemoteCore:
             self.state = push
         elif isinstance(push, pushes.ReplyMessage):
             with self._lock:
-                entry = self._futures.pop(push.id, None)  # type: ignore[arg-type]
+                entry = self._futures.pop(push.id, None) if isinstance(push.id, int) else None
             if entry is not None:
                 future, request = entry
                 future.set_result(request.answer(m))

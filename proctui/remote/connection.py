@@ -261,8 +261,7 @@ class Connection:
         smallest seen is the closest to the truth (a countdown shows at most the link's
         least delay too long)."""
         now = message.pop("now", None)
-        if not isinstance(now, int | float) or isinstance(now, bool) or \
-                not math.isfinite(now):
+        if not wire.finite(now):
             return best
         return min(best, time.monotonic() - now)
 

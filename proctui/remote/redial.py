@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from proctui.protocol.pushes import Hello
 from proctui.remote.connection import GONE, Connection, NoSupervisor, NotAnswering
 
 FIRST_DELAY = 0.5  # seconds before the first try once the link dropped
@@ -76,13 +76,13 @@ def local_dial(run_dir: Path, timeout: float | None = None,
     return dial
 
 
-def other_supervisor(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+def other_supervisor(old: Hello, new: Hello) -> str | None:
     """Why the supervisor that answered is not the one we were attached to (its pid, its
     start or its processes differ), or None when it is the same."""
-    if (old.get("pid"), old.get("started")) == (new.get("pid"), new.get("started")):
-        if old.get("names") == new.get("names"):
+    if (old.pid, old.started) == (new.pid, new.started):
+        if old.names == new.names:
             return None
-        return (f"supervisor pid {new.get('pid')} reloaded its config while the link was "
+        return (f"supervisor pid {new.pid} reloaded its config while the link was "
                 "down: proctui attach shows its processes as they are now")
-    return (f"{GONE}: supervisor pid {old.get('pid')} has ended, and pid {new.get('pid')} "
+    return (f"{GONE}: supervisor pid {old.pid} has ended, and pid {new.pid} "
             "runs there now (proctui attach reaches it)")
