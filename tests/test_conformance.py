@@ -3,7 +3,7 @@ link, ``proctui.protocol.link``) goes through the wire and comes back the same r
 every fault a request can give is a ``Fault``, with words, that survives the wire; what a
 client may not send is refused by the decoder; every command the command line offers is
 in the table and goes over the wire; and the supervisor, the remote core and the test
-fake implement the same ``Core``. (mypy checks proctui/protocol/conformance.py for the
+fake implement the same ``Core``. (mypy checks proctui/remote/conformance.py for the
 two cores, and ``_fake`` when it is run on the tests; the fake's three doors are also
 checked at run time below. The rest is what a type checker cannot see.)"""
 

@@ -26,8 +26,9 @@ from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.remote.client import Connection, RemoteCore
 from proctui.remote.connection import NotAnswering, connect_socket
-from proctui.remote.push import FIRST, LAG, LEAST, Window, fitting
+from proctui.remote.push import fitting
 from proctui.remote.server import Server
+from proctui.remote.window import FIRST, LAG, LEAST, Window
 from tests import table as commands
 from tests.children import POLITE
 from tests.conftest import all_ended, pyspec, wait_until

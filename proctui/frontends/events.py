@@ -179,8 +179,8 @@ def _journal_after(run_dir: str, seen: int, last: int) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         for entry in read_file(Path(run_dir) / NAME):
-            seq = entry.get("seq") if isinstance(entry, dict) else None
-            if isinstance(seq, int) and seen < seq <= last:
+            if isinstance(entry, dict) and isinstance(seq := entry.get("seq"), int) and \
+                    seen < seq <= last:
                 found.append(entry)
     except (Unreadable, OSError, ValueError):
         pass

@@ -16,8 +16,8 @@ from proctui.core.supervisor import Supervisor
 from proctui.protocol import link
 from proctui.protocol.decode import decode
 from proctui.remote import pages
-from proctui.remote.push import Window
 from proctui.remote.slots import Client
+from proctui.remote.window import Window
 
 
 class Dispatch:

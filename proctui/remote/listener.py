@@ -13,55 +13,19 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import socket
-import stat
 import threading
 import time
 from typing import TYPE_CHECKING
 
 from proctui.protocol.wire import SOCKET
+from proctui.remote.socket_file import Bound, bind, unlink_ours
 
 if TYPE_CHECKING:
     from proctui.core.store.rundir import RunDir
     from proctui.core.supervisor import Supervisor
     from proctui.remote.server import Server
 
-Bound = tuple[socket.socket, tuple[int, int]]  # the listening socket, its (dev, inode)
 SERVE_AT_THE_LATEST = 2.0  # seconds after binding, should no first frame ever come
-
-
-def bind(run_dir: RunDir) -> Bound:
-    """Listen on the run directory's control socket, replacing a dead supervisor's."""
-    fd = run_dir.fd
-    assert fd is not None, "the run directory must be open (and locked)"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(SOCKET, dir_fd=fd)  # we hold the lock: whatever is there is stale
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-    try:
-        # Through the held directory: no path component can be swapped under us, and
-        # a long run directory cannot exceed the 108 bytes of a socket address.
-        sock.bind(f"/proc/self/fd/{fd}/{SOCKET}")
-        os.chmod(SOCKET, 0o600, dir_fd=fd)
-        st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
-        if not stat.S_ISSOCK(st.st_mode):
-            raise OSError(f"{run_dir.path / SOCKET} was replaced")
-        sock.listen(16)
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock, (st.st_dev, st.st_ino)
-
-
-def unlink_ours(run_dir: RunDir, ino: tuple[int, int] | None) -> None:
-    """Remove the socket if it is still the one we bound (not a later supervisor's)."""
-    fd = run_dir.fd
-    if fd is None or ino is None:
-        return
-    with contextlib.suppress(OSError):
-        st = os.stat(SOCKET, dir_fd=fd, follow_symlinks=False)
-        if (st.st_dev, st.st_ino) == ino:
-            os.unlink(SOCKET, dir_fd=fd)
 
 
 class Listener:

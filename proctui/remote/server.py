@@ -45,14 +45,14 @@ from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
 from proctui.protocol.pushes import Hello, State
 from proctui.protocol.replies import encode_reply
-from proctui.remote import dispatch, heal, pages, push, slots
-from proctui.remote.listener import Bound, bind, unlink_ours
+from proctui.remote import dispatch, heal, pages, push, slots, window
 from proctui.remote.slots import Client
+from proctui.remote.socket_file import Bound, bind, unlink_ours
 
 SOCKET = wire.SOCKET
 PUSH_HZ = 20
 HIGH_WATER = pages.HIGH_WATER
-BATCH = push.BATCH
+BATCH = window.BATCH
 QUIET_AFTER = push.QUIET_AFTER
 LAST_PUSHES = 20  # at the close, at most (an abandoned process may write on)
 LAST_PUSHING = 1.0  # seconds the close pushes to one client, at most
@@ -339,7 +339,7 @@ class Server:
                 await self._push(c)
         await asyncio.sleep(max(0.0, until - time.monotonic()))
 
-    async def _push(self, c: Client, far: float = push.CATCH_UP) -> None:
+    async def _push(self, c: Client, far: float = window.CATCH_UP) -> None:
         """Everything that changed since this client's last push (output more than
         ``far`` seconds of its link behind: the newest lines, see push.output)."""
         core, w, window = self.core, c.writer, c.window

@@ -17,7 +17,7 @@ from proctui.protocol import wire
 
 if TYPE_CHECKING:
     from proctui.core.output.lines import Mark
-    from proctui.remote.push import Window
+    from proctui.remote.window import Window
 
 MAX_CLIENTS = 64
 REQUEST_WINDOW = 5.0  # seconds for a request to arrive whole, once its first byte has

@@ -1,7 +1,7 @@
 """Proof, for the type checker, that the local core and the remote core implement the same
 API (``Core``). Nothing here runs: mypy checks each return against the protocol, so a
 method renamed, dropped or retyped on either side fails ``.ci/run``. (The test fake is
-proven the same way in tests/test_conformance.py.)"""
+proven where tests/fake_core.py hands it to the console, also checked by mypy.)"""
 
 from __future__ import annotations
 
