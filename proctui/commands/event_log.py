@@ -4,7 +4,7 @@ reload's additions and removals) as the journal recorded it, once, in order. A r
 that reconnects asks from the last number it saw and loses nothing (``lost`` says how
 many numbers are older than what is kept).
 
-Wire: {"op": "events", "since": N}."""
+Wire: {"op": "events", "since": N}. Faults: BAD_VALUE for a negative number."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from proctui.commands.base import Request
@@ -15,8 +16,11 @@ from proctui.core.reply import Done, Fault, JournalPage, done_from_wire, failed
 if TYPE_CHECKING:
     from proctui.core.engine import Engine
 
-PAGE = 2000  # entries a page
-PAGE_BYTES = 1 << 20  # at most about this many bytes of JSON a page
+# A page is made on the core's loop, between deadlines: small enough that encoding it
+# (a few microseconds an entry) never makes a SIGKILL late, and within what the server
+# lets a client leave unread (remote/pages.py: 256 KB a page).
+PAGE = 500  # entries a page
+PAGE_BYTES = 256 << 10  # at most about this many bytes of JSON a page
 
 
 @dataclass(frozen=True)
@@ -41,10 +45,10 @@ class ReadJournal(Request[JournalPage]):
     def execute(self, engine: Engine) -> JournalPage:
         from proctui.core.store.journal import encode
 
-        entries = list(engine.journal.entries)
+        entries = engine.journal.entries
         page: list[dict[str, object]] = []
         size = 0
-        for entry in entries[self.start:self.start + PAGE]:
+        for entry in islice(entries, self.start, self.start + PAGE):
             size += len(encode(entry))
             if page and size > PAGE_BYTES:
                 break
