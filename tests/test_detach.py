@@ -328,6 +328,58 @@ def test_run_with_on_hangup_detach_goes_on_after_the_terminal_is_lost(tmp_path):
         pty.close()
 
 
+# Ignores SIGTERM and says so every tenth of a second: its next write after proctui
+# exits must find a reader, not a broken pipe.
+TICKING_STUBBORN = (
+    "import signal,time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('ready', flush=True)\n"
+    "while True:\n"
+    "    print('tick', flush=True)\n"
+    "    time.sleep(0.1)\n"
+)
+
+
+def test_an_abandoned_process_outlives_a_console_that_detached_on_hangup(tmp_path,
+                                                                       child_reaper):
+    """The README's SSH steps: run with on_hangup = "detach", lose the terminal, stop,
+    abandon at the decision, down. The summary said "left running" and the process died
+    a second later of a broken pipe: the console's detached path gave it no drainer."""
+    config = tmp_path / "proctui.toml"
+    config.write_text(f"""
+[defaults]
+on_hangup = "detach"
+
+[processes.probe]
+cmd = [{toml_str(PY)}, "-c", {toml_str(TICKING_STUBBORN)}]
+stop_timeout = 1
+on_timeout = "ask"
+""")
+    run_dir = tmp_path / "run"
+    ctl = ("--run-dir", str(run_dir))
+    pty = Pty([PY, "-m", "proctui", "run", "-f", str(config), *ctl], tmp_path)
+    try:
+        pty.wait_for(b"probe")
+        pid = json.loads(proctui("status", "--json", *ctl).stdout)["processes"][0]["pid"]
+        pty.hang_up()
+        wait_until(lambda: "0 consoles attached" in proctui("status", *ctl).stdout,
+                   timeout=20, what="the console to detach")
+        assert proctui("stop", "probe", *ctl).returncode == 0
+        wait_until(lambda: json.loads(proctui("status", "--json", *ctl).stdout)
+                   ["processes"][0]["state"] == "deciding", timeout=20, what="the decision")
+        assert proctui("abandon", "probe", *ctl).returncode == 0
+        got = proctui("down", *ctl)
+        assert f"pid {pid} left running" in got.stdout, got.stdout
+        assert got.returncode == 3, got.stdout
+        assert pty.proc.wait(20) == 3
+        out = run_dir / "probe.out"
+        wait_until(lambda: out.exists() and out.read_text().count("tick") >= 5,
+                   timeout=20, what="the drainer to take probe's ticks")
+        assert alive(pid), "the abandoned process died after proctui exited"
+    finally:
+        pty.close()
+
+
 def test_run_stops_everything_on_hangup_by_default(tmp_path):
     config = write_config(tmp_path)
     config.write_text(config.read_text().replace('on_timeout = "ask"', ""))
