@@ -240,23 +240,24 @@ class Down:
         printed a process at a time, db's SIGTERM came before web's end that had come
         first."""
         got: list[tuple[int, int, str, str, int]] = []  # (order, n, name, line, stream)
-        for name in self.names:
-            buf = self.core.output.buffer(name)
-            mark = buf.mark()
-            start = self.seen[name]
-            if start is None:
-                if not mark.total:
+        with self.core.output.lock:  # every buffer as of one push: none half-read
+            for name in self.names:
+                buf = self.core.output.buffer(name)
+                mark = buf.mark()
+                start = self.seen[name]
+                if start is None:
+                    if not mark.total:
+                        continue
+                    start = mark.first
+                if mark.total == start:
                     continue
-                start = mark.first
-            if mark.total == start:
-                continue
-            part = buf.read(start)
-            self.seen[name] = part.first + len(part.lines)
-            if part.dropped:
-                self.printer.say(f"{part.dropped} lines of output not shown: this reader "
-                                 "fell behind", name)
-            for i, (line, stream) in enumerate(zip(part.lines, part.streams, strict=False)):
-                got.append((stamp_at(part.stamps, i), len(got), name, line, stream))
+                part = buf.read(start)
+                self.seen[name] = part.first + len(part.lines)
+                if part.dropped:
+                    self.printer.say(f"{part.dropped} lines of output not shown: this reader "
+                                     "fell behind", name)
+                for i, (line, stream) in enumerate(zip(part.lines, part.streams, strict=False)):
+                    got.append((stamp_at(part.stamps, i), len(got), name, line, stream))
         got.sort()  # (stable within a process: the running count breaks ties)
         for _order, _n, name, line, stream in got:
             if stream == Stream.PROCTUI:

@@ -56,6 +56,9 @@ class RemoteReader:
         self._buffers = buffers
         self._seq = seq
         self.bell = bell
+        # Held while a push is applied, and by a reader that reads several buffers as one
+        # moment (down merges them in the order things happened).
+        self.lock = threading.Lock()
 
     def buffer(self, name: str) -> OutputBuffer:
         return self._buffers[name]
@@ -103,6 +106,7 @@ class RemoteCore:
         self._wants_usage = False
         self._resumed: set[str] = set()  # panes whose first output after a new link is due
         self._busy: set[str] = set()  # processes whose output is still coming (no "q")
+        self._staged: list[pushes.Out] = []  # the output of the push being read
         self._closing = threading.Event()
         self._backoff = Backoff()
         self._seq = 0
@@ -155,6 +159,7 @@ class RemoteCore:
             while True:
                 message = conn.event()
                 if message is None:
+                    self._commit()  # (the last push, cut short by the goodbye)
                     # Its goodbye: the last state says everything ended, then it closes.
                     ended = self.state.all_ended or self.dial is None
                     return (GONE if ended else "the connection closed"), ended, None
@@ -209,6 +214,7 @@ class RemoteCore:
         self._views = views
         self.state = conn.state
         self._resumed, self._busy = set(self.names), set()  # (the new link's server: none)
+        self._staged = []  # a push the old link cut short: the new one sends it again
         self._request(Greet(self._kind), internal=True)
         if self._output:
             self._request(Watch("all", start={
@@ -242,23 +248,13 @@ class RemoteCore:
         """Take one message; a refusal's words when it was one (the link ends)."""
         push = pushes.decode(m)
         if isinstance(push, pushes.Out):
-            buf = self._buffers.get(push.name)
-            if buf is not None:
-                missed = push.dropped
-                lines = f"{missed} line{'s' if missed != 1 else ''}"
-                note = (f"{lines} missed while the link was down (the supervisor no longer "
-                        "holds them)" if push.name in self._resumed else
-                        f"{lines} not shown: this console fell behind") if missed else None
-                self._resumed.discard(push.name)
-                buf.receive(push.first, list(push.lines), push.streams, push.output_total,
-                            push.partial, push.cleared, gap=note, stamps=push.stamps)
-                self.dropped += missed
-                if push.quiet and self._busy == {push.name}:
-                    self._bell.rearm()  # the burst's end: heard now, not at a planned tick
-                (self._busy.discard if push.quiet else self._busy.add)(push.name)
-        elif isinstance(push, pushes.PushEnd):
-            self.conn.acknowledge(m)  # read up to here: it may send more (push.py)
+            # Applied with the rest of its push, at its end: a reader never sees one
+            # process's lines of a push without another's.
+            self._staged.append(push)
             return None
+        elif isinstance(push, pushes.PushEnd):
+            self._commit()
+            self.conn.acknowledge(m)  # read up to here: it may send more (push.py)
         elif isinstance(push, pushes.Views):
             for view in push.views:
                 self._views[view.name] = view
@@ -275,6 +271,29 @@ class RemoteCore:
             return push.error
         self._changed()
         return None
+
+    def _commit(self) -> None:
+        """The output of the push that just ended, into the mirrored buffers at once."""
+        staged, self._staged = self._staged, []
+        with self.output.lock:
+            for push in staged:
+                self._receive(push)
+
+    def _receive(self, push: pushes.Out) -> None:
+        buf = self._buffers.get(push.name)
+        if buf is not None:
+            missed = push.dropped
+            lines = f"{missed} line{'s' if missed != 1 else ''}"
+            note = (f"{lines} missed while the link was down (the supervisor no longer "
+                    "holds them)" if push.name in self._resumed else
+                    f"{lines} not shown: this console fell behind") if missed else None
+            self._resumed.discard(push.name)
+            buf.receive(push.first, list(push.lines), push.streams, push.output_total,
+                        push.partial, push.cleared, gap=note, stamps=push.stamps)
+            self.dropped += missed
+            if push.quiet and self._busy == {push.name}:
+                self._bell.rearm()  # the burst's end: heard now, not at a planned tick
+            (self._busy.discard if push.quiet else self._busy.add)(push.name)
 
     @property
     def settled(self) -> bool:  # no output still coming, as the last pushes said
