@@ -433,3 +433,28 @@ def test_a_detached_supervisor_whose_processes_all_ended_still_stops_on_sigterm(
     os.kill(d.pid, signal.SIGTERM)
     wait_until(lambda: not alive(d.pid), timeout=20, what="the supervisor to exit")
     assert "received SIGTERM" in (d.run_dir / "supervisor.log").read_text()
+
+
+def test_down_says_each_stop_in_the_order_it_happened(tmp_path, detached):
+    """A staged stop: web (which needs db) first, then db. down printed db's SIGTERM
+    before web's while the journal had web's first."""
+    config = tmp_path / "proctui.toml"
+    config.write_text(f"""
+[processes.db]
+cmd = [{toml_str(PY)}, "-c", {toml_str(POLITE)}]
+
+[processes.web]
+cmd = [{toml_str(PY)}, "-c", {toml_str(POLITE)}]
+depends_on = ["db"]
+""")
+    d = detached(config)
+    d.wait_for("web", "running", lambda p: p["state"] == "running")
+    got = d.ctl("down")
+    assert got.returncode == 0, got.stdout
+    said = [line.split(":")[0].split()[-1] for line in got.stdout.splitlines()
+            if "SIGTERM sent" in line]
+    journal = [json.loads(line) for line in
+               (d.run_dir / "journal.jsonl").read_text().splitlines()]
+    sent = [e["name"] for e in journal if e["kind"] == "signal" and e["signal"] == "SIGTERM"]
+    assert sent == ["web", "db"], sent
+    assert said == sent, got.stdout
