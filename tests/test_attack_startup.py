@@ -1,6 +1,6 @@
 """Attacks on the start-up changes: the control socket bound before the console and
 served after its first frame, the core started while Textual loads, and the question
-the console remembers (``_question``). Real processes, real consoles."""
+the console remembers (``asking.question``). Real processes, real consoles."""
 
 from __future__ import annotations
 
@@ -39,23 +39,23 @@ async def test_questions_answered_elsewhere_close_and_the_next_is_tracked():
         await wait_ready(pilot, sup, "a", "b")
         await pilot.press("q")
         first = await asked(pilot, app)
-        assert app._question is first
+        assert app.main.asking.question is first
         sup.send(Kill(first.view.name)).result(timeout=5)  # `proctui kill` from another terminal
         other = "b" if first.view.name == "a" else "a"
         await until(pilot, lambda: app.screen is not first, what="the first to close")
         second = await asked(pilot, app)
         assert second is not first and second.view.name == other
-        assert app._question is second
+        assert app.main.asking.question is second
         sup.send(Extend(other, 0.5)).result(timeout=5)  # `proctui extend` from elsewhere
         await until(pilot, lambda: not isinstance(app.screen, AskScreen),
                     what="the answered question to close")
-        await until(pilot, lambda: app._question is None, what="_question forgotten")
+        await until(pilot, lambda: app.main.asking.question is None, what="the question forgotten")
         third = await asked(pilot, app)
         assert third.view.name == other and third.view.decisions == 2
-        assert app._question is third
+        assert app.main.asking.question is third
         await pilot.press("K")
         await until(pilot, lambda: not app.is_running, what="the exit")
-        assert app._question is None
+        assert app.main.asking.question is None
 
 
 async def test_the_palette_over_a_question_answered_elsewhere():
@@ -97,7 +97,7 @@ def test_the_supervisor_is_up_since_it_started_not_since_it_was_served(supervise
         control.serve()
         conn = Connection.open(run_dir.path, timeout=20)
         try:
-            started = float(conn.hello["started"])
+            started = float(conn.hello.started)
         finally:
             conn.close()
         assert started <= before + 0.5, f"up since {started - before:.1f}s after it started"

@@ -519,6 +519,36 @@ async def test_scrolling_holds_the_pane_and_end_follows_again():
         assert "line 499" in pane_text(app)
 
 
+async def test_c_says_it_cleared_only_once_the_pane_is_clear():
+    """c's answer ("final's pane cleared") came with the reply, the pane drawn empty only
+    at the next tick: the operator read "cleared" over a pane still full (a real screen
+    under load caught it). The answer now comes after the snapshot it speaks of is drawn;
+    a slow refresh rate keeps the next tick far off."""
+    sup = Supervisor([pyspec("final", "for i in range(40): print(f'line {i}')\n"
+                             "print('FINAL LINE', flush=True)\nimport time\ntime.sleep(100)\n")],
+                     interactive=True)
+    sup.start()
+    app = ProctuiApp(sup, refresh_hz=0.2)
+    said: list[tuple[str, bool]] = []  # each answer, and whether the pane still held lines
+    notify = app.notify
+
+    def spy(message: str, **options: object) -> None:
+        said.append((message, "FINAL LINE" in screen(app)))
+        notify(message, **options)
+
+    app.notify = spy  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "FINAL LINE" in screen(app), what="the output")
+            await pilot.press("c")
+            await until(pilot, lambda: any("pane cleared" in m for m, _ in said),
+                        what="the answer")
+            assert [held for m, held in said if "pane cleared" in m] == [False], said
+            assert "FINAL LINE" not in screen(app)
+    finally:
+        sup.send(AbandonAll()).result(timeout=5)
+        sup.close()
+
 
 async def test_search_finds_and_highlights():
     code = ("for i in range(200): print(f'row {i}' + (' needle' if i % 50 == 7 else ''))\n"
@@ -862,7 +892,7 @@ def test_the_commands_a_waiting_decision_offers_run_as_printed():
     printed, the unquoted parentheses were a shell syntax error."""
     import shlex
 
-    from proctui.frontends.control import detail
+    from proctui.frontends.status import detail
     from tests import fake_core
 
     now = fake_core.NOW

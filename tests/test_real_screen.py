@@ -1194,6 +1194,9 @@ def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
     by characters, so its rows did not line up and the terminal broke a word ("oper" /
     "ator") at 60 and 80 columns."""
     from proctui.core.life.outcome import Outcome, OutcomeKind
+    from proctui.core.life.stop import Phase
+    from proctui.core.snapshot import CoreSnapshot
+    from proctui.core.view import ProcessView
     from proctui.frontends.printer import cells
     from proctui.frontends.printer import folded as fold
     from proctui.frontends.report import summary_lines
@@ -1201,7 +1204,9 @@ def test_the_summary_of_wide_names_lines_up_and_folds_by_columns():
     text = "killed with SIGKILL by operator after 3.7s"
     finals = [("日本語のサービス名前テスト", Outcome(OutcomeKind.KILLED, text, 1)),
               ("plain", Outcome(OutcomeKind.KILLED, text, 2))]
-    lines = summary_lines(finals, [])
+    lines = summary_lines(CoreSnapshot(all_ended=True, views=tuple(
+        ProcessView(name, Phase.ENDED, "sleep 1", outcome=outcome) for name, outcome in finals)))
+    assert [line.split()[0] for line in lines[1:]] == [name for name, _ in finals], lines
     assert len({line.index("killed") + sum(cells(c) - 1 for c in line[:line.index("killed")])
                 for line in lines[1:]}) == 1, lines  # the outcomes start in one column
     for columns in range(50, 100):

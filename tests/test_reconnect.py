@@ -20,11 +20,13 @@ from typing import Any
 import pytest
 
 from proctui.commands.abandon_all import AbandonAll
+from proctui.commands.kill import Kill
 from proctui.commands.stop import Stop
 from proctui.commands.stop_all import StopAll
 from proctui.config import OnTimeout
 from proctui.core.life.stop import Phase
 from proctui.core.output.lines import Stream
+from proctui.core.snapshot import Link
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.frontends.console.app import ProctuiApp
@@ -143,6 +145,13 @@ async def attached(tmp_path: Path, specs: list[Any], read_only: bool = False) \
         box.close()
 
 
+def link(core: RemoteCore) -> Link:
+    """How the link stands, as the console reads it: from the remote core's snapshot."""
+    got = core.snapshot().link
+    assert got is not None
+    return got
+
+
 def banner(app: ProctuiApp) -> str:
     widget = app.query_one(LinkBanner)
     return " · ".join(widget.items) if widget.display else ""
@@ -160,7 +169,7 @@ def numbers(core: RemoteCore, name: str) -> list[int]:
 
 
 def table_text(app: ProctuiApp) -> str:
-    table = app._table
+    table = app.main.table
     return "\n".join(table.render_line(y).text for y in range(table.size.height))
 
 
@@ -201,16 +210,16 @@ async def test_a_dropped_link_says_reconnecting_refuses_keys_and_comes_back(tmp_
                     what="an answer to every key")
         assert len(box.acted()) == before
         # The picture's clock stands still while the banner's ages go on.
-        frozen, picture = app._table.now, table_text(app)
+        frozen, picture = app.main.table.now, table_text(app)
         await until(pilot, lambda: "link lost 2s ago" in banner(app), what="the age moving")
-        assert app._table.now == frozen and table_text(app) == picture
+        assert app.main.table.now == frozen and table_text(app) == picture
         # Nothing on the box changed.
         assert {v.name: v.pid for v in box.sup.snapshot().views} == pids
         assert all(alive(pid) for pid in pids.values())
         assert box.view("web").phase is box.view("count").phase is Phase.RUNNING
         assert box.view("slow").phase is Phase.STOPPING and not box.sup.snapshot().shutting_down
         # Back by itself, with a fresh snapshot, the output going on.
-        await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
+        await until(pilot, lambda: link(core).links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: not banner(app), what="the banner to go")
         assert dial.calls == 4 and not app.screen_stack[0].has_class("-stale")
         await until(pilot, lambda: table_text(app) != picture, what="the countdown again")
@@ -263,7 +272,7 @@ async def test_a_waiting_decision_is_asked_again_after_reconnecting(tmp_path):
         await pilot.press("K")
         await until(pilot, lambda: said(app, RECONNECTING), what="the refusal")
         assert box.view("hung").phase is Phase.DECIDING and alive(pid)
-        await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
+        await until(pilot, lambda: link(core).links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: isinstance(app.screen, AskScreen), what="asked again")
         await until(pilot, lambda: app.screen.armed, what="the dialog armed")
         await pilot.press("K")
@@ -308,7 +317,7 @@ async def test_lines_the_box_no_longer_holds_are_one_marker_line(tmp_path):
                    what="the ring to move past us")
         flag.unlink()
         dial.failing = 0
-        await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
+        await until(pilot, lambda: link(core).links == 2, timeout=30, what="a new link")
         await until(pilot, lambda: gaps(core), what="the marker")
         got = core.output.buffer("count").read(0)
         (mark,) = gaps(core)
@@ -317,10 +326,10 @@ async def test_lines_the_box_no_longer_holds_are_one_marker_line(tmp_path):
         i = got.lines.index(mark)
         old, new = got.lines[i - 1], got.lines[i + 1]
         assert int(new[1:]) - int(old[1:]) - 1 == missed  # exactly the lines not held
-        assert app.panes["count"].output.buffer.renumbered == 1
-        assert core.dropped == missed
+        assert app.main.panes["count"].output.buffer.renumbered == 1
+        assert link(core).dropped == missed
         await pilot.press("slash", *"missed", "enter")  # searched for, it is on screen
-        await until(pilot, lambda: "missed while the link" in app.panes["count"].output.text(),
+        await until(pilot, lambda: "missed while the link" in app.main.panes["count"].output.text(),
                     what="the marker on screen")
 
 
@@ -333,8 +342,9 @@ async def test_the_console_ends_when_the_supervisor_ended_meanwhile(tmp_path):
         box.server.close()  # the supervisor's end: its socket goes
         dial.failing = 0
         await until(pilot, lambda: not app.is_running, timeout=30, what="the console ended")
-        assert core.gone is not None and "no supervisor is running" in core.gone
-        assert app.detached == core.gone
+        gone = link(core).gone
+        assert gone is not None and "no supervisor is running" in gone
+        assert app.main.quit.detached == gone
 
 
 async def test_a_goodbye_ends_the_console_without_reconnecting(tmp_path):
@@ -343,7 +353,7 @@ async def test_a_goodbye_ends_the_console_without_reconnecting(tmp_path):
         wait_until(lambda: all_ended(box.sup), timeout=20, what="everything ended")
         box.server.close()  # says what is final, then closes every connection
         await until(pilot, lambda: not app.is_running, timeout=20, what="the console ended")
-        assert core.snapshot().all_ended and core.link is None and dial.calls == 1
+        assert core.snapshot().all_ended and link(core).down_since is None and dial.calls == 1
 
 
 async def test_another_supervisor_there_now_ends_the_console(tmp_path):
@@ -355,7 +365,8 @@ async def test_another_supervisor_there_now_ends_the_console(tmp_path):
         try:
             dial.failing = 0
             await until(pilot, lambda: not app.is_running, timeout=30, what="the end")
-            assert core.gone is not None and "runs there now" in core.gone
+            gone = link(core).gone
+            assert gone is not None and "runs there now" in gone
         finally:
             other.close()
         box.close = lambda: None  # type: ignore[method-assign]  # (closed above)
@@ -368,7 +379,7 @@ async def test_detaching_while_reconnecting_leaves_nothing_behind(tmp_path):
         await until(pilot, lambda: "reconnecting" in banner(app), what="the banner")
         await pilot.press("d")
         await until(pilot, lambda: not app.is_running, what="detached at once")
-        assert app.detached == "detached"
+        assert app.main.quit.detached == "detached"
         core.close()
         assert not any(t.name == "proctui-remote" and t.is_alive()
                        for t in threading.enumerate())
@@ -390,7 +401,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         await until(pilot, lambda: said(app, READ_ONLY) >= len(ACTING),
                     what="an answer to every key")
         assert len(app.screen_stack) == 1, "no confirmation opened"
-        assert not app.quitting
+        assert not app.main.quit.quitting
         assert {v.phase for v in box.sup.snapshot().views} == {Phase.RUNNING}
         # The core refuses too: nothing that acts reaches the box, even asked directly.
         assert core.send(Stop("web")).result(5).text == READ_ONLY
@@ -399,7 +410,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         # A decision reached elsewhere is shown, and its answers refused.
         other = RemoteCore(Connection.open(box.run_dir.path))
         try:
-            assert other.stop("hung").result(5).ok
+            assert other.send(Stop("hung")).result(5).ok
             await until(pilot, lambda: isinstance(app.screen, AskScreen), what="question")
             await until(pilot, lambda: app.screen.armed, what="the dialog armed")
             count = said(app, READ_ONLY)
@@ -407,7 +418,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
             await until(pilot, lambda: said(app, READ_ONLY) > count, what="the refusal")
             assert isinstance(app.screen, AskScreen)
             assert box.view("hung").phase is Phase.DECIDING
-            assert other.kill("hung").result(5).ok
+            assert other.send(Kill("hung")).result(5).ok
             await until(pilot, lambda: not isinstance(app.screen, AskScreen),
                         what="the question closed once answered elsewhere")
         finally:
@@ -417,9 +428,9 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         assert ours == [], ours
         # Navigation, wrap, search and help still work; the footer and help say it.
         await pilot.press("j")
-        await until(pilot, lambda: app.selected == 1, what="moved")
+        await until(pilot, lambda: app.main.selected == 1, what="moved")
         await pilot.press("w")
-        assert not app.selected_pane.output.wrap
+        assert not app.main.selected_pane.output.wrap
         bar = app.query_one(KeyBar)
         assert bar.note == "read-only view"
         assert "Stop" not in str(bar.render()) and "Detach" in str(bar.render())
@@ -430,7 +441,7 @@ async def test_read_only_refuses_every_acting_key_and_sends_nothing(tmp_path):
         # q only detaches.
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running, what="detached")
-        assert app.detached == "detached"
+        assert app.main.quit.detached == "detached"
         assert box.view("web").phase is Phase.RUNNING and not box.sup.snapshot().shutting_down
 
 
@@ -517,10 +528,10 @@ async def test_a_link_through_a_child_killed_comes_back_and_detach_ends_every_ch
         core = RemoteCore.dialled(piped_dial(box.run_dir.path, children))
         app = ProctuiApp(core, attached="supervisor pid 1")
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: "ready" in app.panes["web"].output.text(),
+            await until(pilot, lambda: "ready" in app.main.panes["web"].output.text(),
                         what="the output through the child")
             children[0].kill()  # the ssh client dies
-            await until(pilot, lambda: core.links == 2, timeout=30, what="a new link")
+            await until(pilot, lambda: link(core).links == 2, timeout=30, what="a new link")
             assert children[0].poll() is not None and len(children) == 2
             assert box.view("web").phase is Phase.RUNNING and alive(pid)
             await pilot.press("d")
@@ -558,11 +569,12 @@ def test_a_link_lost_to_silence_counts_its_age_from_the_last_word(tmp_path):
     try:
         os.kill(pid, signal.SIGSTOP)
         stopped = time.monotonic()
-        wait_until(lambda: core.link is not None, timeout=40, what="the link given up")
-        link = core.link
-        assert link is not None
+        wait_until(lambda: link(core).down_since is not None, timeout=40,
+                   what="the link given up")
+        lost = link(core).down_since
+        assert lost is not None
         # Lost when it fell silent (about when it was stopped), not 10 s later.
-        assert link.since <= stopped + 2.0, (link.since - stopped)
+        assert lost <= stopped + 2.0, (lost - stopped)
     finally:
         os.kill(pid, signal.SIGCONT)
         core.close()

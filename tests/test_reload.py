@@ -5,15 +5,22 @@ that no longer parses changes nothing. The life machine decides; real processes 
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from proctui.commands.kill import Kill
+from proctui.commands.reload import Reload
 from proctui.commands.stop import Stop
 from proctui.commands.stop_all import StopAll
-from proctui.config import RestartPolicy
+from proctui.config import ProcessSpec, RestartPolicy
 from proctui.core.life import machine as life
 from proctui.core.life.machine import Life, Stage
+from proctui.core.life.stop import Phase
+from proctui.core.reply import Done, Fault
+from proctui.core.supervisor import Supervisor
 from tests.children import POLITE
 from tests.conftest import PY, alive, outcomes, pyspec, wait_until
 from tests.test_detach import detached, toml_str  # noqa: F401 (a fixture)
@@ -68,14 +75,30 @@ def test_a_changed_process_restarts_by_the_machine():
 # -- in process -----------------------------------------------------------------------------
 
 
+class Config:
+    """What the config file says now: the supervisor reads it again at each reload."""
+
+    def __init__(self, specs: list[ProcessSpec]) -> None:
+        self.specs = specs
+
+    def load(self) -> list[ProcessSpec]:
+        return list(self.specs)
+
+    def reload(self, sup: Supervisor, specs: list[ProcessSpec]) -> Future[Done]:
+        """The file now says ``specs``: reload, and the reply (once the removed ended)."""
+        self.specs = specs
+        return sup.send(Reload())
+
+
 def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
     keep, change, old = pyspec("keep", POLITE), pyspec("change", POLITE), pyspec("old", POLITE)
-    h = harness([keep, change, old])
+    config = Config([keep, change, old])
+    h = harness(config.specs, reload_from=config.load)
     for name in ("keep", "change", "old"):
         h.wait_output(name, "ready")
     before = {v.name: v.pid for v in h.sup.snapshot().views}
     new = pyspec("new", POLITE)
-    reply = h.sup.reload([keep, replace(change, stop_timeout=3.0), new]).result(5).result(15)
+    reply = config.reload(h.sup, [keep, replace(change, stop_timeout=3.0), new]).result(15)
     assert reply.ok
     lines = reply.text.splitlines()
     assert lines[0] == "added new"
@@ -91,12 +114,9 @@ def test_reload_adds_removes_restarts_and_leaves_the_rest(harness):
     assert h.view("keep").pid == before["keep"]
     assert h.view("change").restarts == 1
     # It is gone for commands too, and the reply to another reload says nothing changed.
-    try:
-        h.sup.send(Stop("old")).result(5)
-        raise AssertionError("old is still known")
-    except KeyError:
-        pass
-    again = h.sup.reload([keep, replace(change, stop_timeout=3.0), new]).result(5).result(5)
+    gone = h.sup.send(Stop("old")).result(5)
+    assert not gone.ok and gone.fault is Fault.UNKNOWN_NAME, gone
+    again = config.reload(h.sup, [keep, replace(change, stop_timeout=3.0), new]).result(5)
     assert again.text == "unchanged: keep, change, new"
 
 
@@ -104,10 +124,11 @@ def test_removed_processes_stop_in_dependency_order(harness):
     db = pyspec("db", POLITE)
     web = pyspec("web", POLITE, depends_on=(("db", None),))
     other = pyspec("other", POLITE)
-    h = harness([db, web, other])
+    config = Config([db, web, other])
+    h = harness(config.specs, reload_from=config.load)
     for name in ("db", "web", "other"):
         h.wait_output(name, "ready")
-    reply = h.sup.reload([other]).result(5).result(15)
+    reply = config.reload(h.sup, [other]).result(15)
     assert "removed db: stopped after" in reply.text and "removed web: stopped" in reply.text
     h.wait_notice("db", "removed from the config: stops after web")
     ended = [name for name, _ in outcomes(h.sup)]
@@ -116,10 +137,11 @@ def test_removed_processes_stop_in_dependency_order(harness):
 
 def test_no_reload_while_everything_stops(harness):
     a = pyspec("a", POLITE)
-    h = harness([a])
+    config = Config([a])
+    h = harness(config.specs, reload_from=config.load)
     h.wait_output("a", "ready")
     h.sup.send(StopAll())
-    reply = h.sup.reload([a, pyspec("b", POLITE)]).result(5).result(5)
+    reply = config.reload(h.sup, [a, pyspec("b", POLITE)]).result(5)
     assert not reply.ok and reply.text == "not reloaded: everything is stopping"
 
 
@@ -170,6 +192,25 @@ def test_the_reload_command(tmp_path: Path, detached):  # noqa: F811
     assert d.ctl("down").returncode == 0
 
 
+@pytest.mark.parametrize("named", [("-f", "proctui.toml"), ()], ids=["relative -f", "found"])
+def test_a_config_named_relatively_or_found_here_reloads_as_unchanged(tmp_path: Path, named,
+                                                                      child_reaper):
+    """The first reload restarted everything: the spec's source was "proctui.toml" at
+    start and an absolute path when read again."""
+    from tests.test_detach import proctui
+
+    (tmp_path / "proctui.toml").write_text(config_text("a", "b"))
+    where = ("--run-dir", str(tmp_path / "run"))
+    up = proctui("up", *named, *where, cwd=tmp_path)
+    assert up.returncode == 0, up.stderr
+    try:
+        got = proctui("reload", *where, cwd=tmp_path)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout.splitlines() == ["unchanged: a, b"]
+    finally:
+        proctui("down", *where, cwd=tmp_path)
+
+
 def test_reload_of_commands_is_refused(tmp_path: Path):
     import subprocess
     import sys
@@ -193,31 +234,34 @@ async def test_the_console_shows_a_process_a_reload_added():
     from tests.test_console import console, pane_text, screen, until
 
     a = pyspec("alpha", POLITE)
-    async with console([a]) as (app, pilot, sup):
+    config = Config([a])
+    async with console(config.specs, reload_from=config.load) as (app, pilot, sup):
         await until(pilot, lambda: "ready" in sup.output.buffer("alpha").read(0).lines)
-        sup.reload([a, pyspec("beta", POLITE)]).result(5).result(10)
+        assert config.reload(sup, [a, pyspec("beta", POLITE)]).result(15).ok
         await until(pilot, lambda: "beta" in screen(app), what="beta's row")
         await pilot.press("2")
         await until(pilot, lambda: "ready" in pane_text(app), what="beta's output")
-        assert app.selected_view.name == "beta"
-        sup.reload([a]).result(5).result(15)
+        assert app.main.selected_view.name == "beta"
+        assert config.reload(sup, [a]).result(15).ok
         await until(pilot, lambda: "beta" not in screen(app), what="beta gone")
         await pilot.press("1")
-        assert app.selected_view.name == "alpha"
+        assert app.main.selected_view.name == "alpha"
 
 
 def test_a_name_still_stopping_from_the_last_reload_is_not_added_again(harness):
     from tests.children import STUBBORN
 
     keep, slow = pyspec("keep", POLITE), pyspec("slow", STUBBORN, stop_timeout=30)
-    h = harness([keep, slow])
+    config = Config([keep, slow])
+    h = harness(config.specs, reload_from=config.load)
     h.wait_output("slow", "ready")
-    first = h.sup.reload([keep]).result(5)  # the answer waits; slow keeps stopping
-    second = h.sup.reload([keep, slow]).result(5).result(5)
+    first = config.reload(h.sup, [keep])  # the answer waits; slow keeps stopping
+    wait_until(lambda: h.view("slow").phase is Phase.STOPPING, what="slow stopping")
+    second = config.reload(h.sup, [keep, slow]).result(5)
     assert not second.ok
     assert second.text == ("not reloaded: slow is still stopping after the last reload; "
                            "reload again once it has ended")
-    third = h.sup.reload([keep]).result(5).result(5)
+    third = config.reload(h.sup, [keep]).result(5)
     assert third.text == "unchanged: keep"
     h.sup.send(Kill("slow"))
     assert first.result(10).text.startswith("removed slow: killed with SIGKILL by operator")

@@ -28,7 +28,9 @@ LINE = re.compile(r"^proctui: error: the supervisor \(pid (\d+)\) is not answeri
 @pytest.fixture
 def stopped(tmp_path: Path, detached, monkeypatch) -> Iterator[Detached]:  # type: ignore[no-untyped-def]  # noqa: F811
     monkeypatch.setenv("PROCTUI_ANSWER_TIMEOUT", str(TIMEOUT))
-    d = detached(write_config(tmp_path))
+    # hung's stop lasts: down is still waiting for it when the supervisor is stopped
+    # (a 1 s stop was over, and the supervisor gone, before a slow `status` saw it begin).
+    d = detached(write_config(tmp_path, hung_timeout=60.0))
     d.wait_for("svc", "running", lambda p: p["phase"] == "running")
     try:
         yield d

@@ -97,7 +97,7 @@ class ConsoleScreen(Screen[None]):
         self._bar_keys = keys.MAIN  # the console's kind of bar; the tick fits it to now
         self._unbound: tuple[str, float] = ("", 0.0)  # the last unbound key said, and when
         # What the keys do, each kind held by its own controller.
-        self.sender = Sender(core, self)
+        self.sender = Sender(core, self, draw=self.tick)
         self.link = LinkWatch(self, core, attached=attached is not None, read_only=read_only,
                               banner=lambda: self.query_one(LinkBanner), soon=self.soon,
                               new_link=lambda: self.asking.questions.answered.clear())

@@ -16,9 +16,13 @@ from proctui.core.reply import Done
 
 
 class Sender:
-    def __init__(self, core: Core, screen: Screen[Any]) -> None:
+    def __init__(self, core: Core, screen: Screen[Any],
+                 draw: Callable[[], None] | None = None) -> None:
         self.core = core
         self.screen = screen  # (its app shows the answers)
+        # Draws the core's newest snapshot: an answer is shown after the state it speaks
+        # of (c said "pane cleared" over a pane still full until the next tick).
+        self.draw = draw
 
     def send(self, request: Request[Any], said: bool = False,
              then: Callable[[Done], object] | None = None) -> Future[Any]:
@@ -29,6 +33,8 @@ class Sender:
 
         def answered(reply: Done) -> None:
             if (said or not reply.ok) and reply.text:
+                if self.draw is not None:
+                    self.draw()  # (the reply comes after the snapshot it follows)
                 self.screen.app.notify(reply.text, markup=False,
                                        severity="information" if reply.ok else "warning")
             if then is not None:
