@@ -55,15 +55,18 @@ def _layer(module: str) -> int:
 
 def _imports() -> dict[str, dict[str, int]]:
     """Every proctui module and the proctui modules it imports, with the line: every
-    import, at the top, inside a function (the lazy ones) or under TYPE_CHECKING."""
+    import, at the top, inside a function (the lazy ones) or under TYPE_CHECKING.
+    ``from package import module`` imports that module, not the package."""
     import ast
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    graph: dict[str, dict[str, int]] = {}
+    paths = {}
     for path in (root / "proctui").rglob("*.py"):
         parts = path.relative_to(root).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in paths.items():
         found: dict[str, int] = {}
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
@@ -71,11 +74,11 @@ def _imports() -> dict[str, dict[str, int]]:
                           if a.name.startswith("proctui")}
             elif isinstance(node, ast.ImportFrom) and node.module and \
                     node.module.startswith("proctui"):
-                found[node.module] = node.lineno
-                found |= {f"{node.module}.{a.name}": node.lineno for a in node.names}
-        graph[name] = found
-    return {name: {d: line for d, line in deps.items() if d in graph and d != name}
-            for name, deps in graph.items()}
+                for a in node.names:
+                    sub = f"{node.module}.{a.name}"
+                    found[sub if sub in paths else node.module] = node.lineno
+        graph[name] = {d: line for d, line in found.items() if d in paths and d != name}
+    return graph
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
