@@ -179,3 +179,22 @@ def test_over_host_the_box_reads_the_name_and_the_journal_says_who(box):  # noqa
     (said,) = [e for e in journal if e["kind"] == "command" and e["op"] == "signal"]
     assert said["name"] == "svc" and said["signal"] == "SIGTERM"
     assert said["uid"] == os.getuid() and said["ssh"].split()[0] == "127.0.0.1"
+
+
+async def test_the_console_palette_offers_it_on_the_selected_process() -> None:
+    from tests import fake_core
+    from tests.fake_core import FakeCore
+    from tests.test_console_controllers import SIZE, console, said, sent
+
+    core = FakeCore(fake_core.running())
+    core.answers["signal"] = {"ok": True, "text": "SIGHUP sent to web (process group 7)"}
+    app = console(core)
+    async with app.run_test(size=SIZE) as pilot:
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        hup = commands["Send SIGHUP to the selected process (re-read its configuration)"]
+        assert hup.help.startswith("web")
+        assert "Send SIGUSR1 to the selected process (reopen its logs)" in commands
+        hup.callback()
+        await pilot.pause(0.1)
+        assert sent(core)[-1] == Signal("web", "SIGHUP")
+        assert any("SIGHUP sent to web" in line for line in said(app)), said(app)

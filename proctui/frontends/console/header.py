@@ -10,15 +10,8 @@ from textual.widget import Widget
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
-from proctui.frontends.console.render import (
-    countdown,
-    countdown_text,
-    fit,
-    look,
-    name_cells,
-    restart_words,
-    running_words,
-)
+from proctui.frontends.console.render import countdown_text, fit, name_cells, restart_words
+from proctui.frontends.words import countdown, look, running_words
 
 
 class PaneHeader(Widget):

@@ -7,13 +7,15 @@ from collections.abc import Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
-from proctui.frontends.console.render import countdown, countdown_text, look, name_cells
+from proctui.frontends.console.render import countdown_text, name_cells
+from proctui.frontends.words import countdown, look
 
 COUNTDOWN_ROOM = 26  # columns a row keeps for its countdown and bar before its name
 
@@ -37,7 +39,7 @@ class ShutdownPanel(Widget):
                                        Phase.HELD))
         self.now = now
 
-    def get_content_height(self, container, viewport, width: int) -> int:  # type: ignore[no-untyped-def]
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         # As many rows as the screen has room for beside the rows around it (and a pane's
         # header): "max-height: 50%" alone let an attached console's extra line push the
         # key bar off a 60x15 screen, which then scrolled.

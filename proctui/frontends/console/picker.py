@@ -29,7 +29,8 @@ class Console(Protocol):
     @property
     def selected_view(self) -> ProcessView: ...
     def select_index(self, index: int) -> None: ...
-    def command(self, cls: type[Request[Any]]) -> None: ...
+    def command(self, cls: type[Request[Any]],
+                make: Callable[[str], Request[Any]]) -> None: ...
 
 
 class ProcessPicker(Provider):
@@ -64,10 +65,10 @@ def system_commands(console: Console,
     then Textual's own but its Quit (which would skip the stop sequence)."""
     view = console.selected_view if console.views else None
     for cls in COMMANDS.values():
-        if cls.palette:
-            on = f"{view.name} · {look(view).label}" if view is not None and \
-                issubclass(cls, Named) else ""
-            yield SystemCommand(cls.palette, on, partial(console.command, cls))
+        on = f"{view.name} · {look(view).label}" if view is not None and \
+            issubclass(cls, Named) else ""
+        for words, make in cls.palette_entries():
+            yield SystemCommand(words, on, partial(console.command, cls, make))
     for key in keys.MAIN:
         if key.action == "detach" and console.attached is None:
             continue  # a console that runs the processes itself has nothing to detach from

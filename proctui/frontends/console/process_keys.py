@@ -94,10 +94,10 @@ class ProcessKeys:
         elif decision.action == "wait":
             self.sender.send(Wait(name))
 
-    def command(self, cls: type[Request[Any]]) -> None:
+    def command(self, cls: type[Request[Any]], make: Callable[[str], Request[Any]]) -> None:
         """A command of the table, from the palette, with no key of its own: on the
         selected process when it names one; its answer is shown, whatever it says."""
         if issubclass(cls, Named):
-            self.on_selected(cls, said=True)
+            self.on_selected(make, said=True)
         elif not (cls.acts and self.link.refused()):
-            self.sender.send(cls(), said=True)
+            self.sender.send(make(""), said=True)

@@ -377,7 +377,7 @@ class ConsoleScreen(Screen[None]):
         self.show_panes()
         self.tick()
 
-    def command(self, cls: type[Request[Any]]) -> None:
+    def command(self, cls: type[Request[Any]], make: Callable[[str], Request[Any]]) -> None:
         """A command of the table chosen in the palette: as the console's own key does
         it, where one does (abandon asks first; stop_all quits as q does, the panel and
         its countdowns shown); any other sent as it is (picker.py)."""
@@ -391,7 +391,7 @@ class ConsoleScreen(Screen[None]):
         if way is not None:
             way()
         else:
-            self.process.command(cls)
+            self.process.command(cls, make)
 
     # -- keys -------------------------------------------------------------------------
 

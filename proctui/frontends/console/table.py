@@ -15,17 +15,14 @@ from textual.widget import Widget
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Usage
 from proctui.frontends.console.render import (
-    countdown,
     countdown_text,
-    duration,
     fit,
-    look,
     memory,
     name_cells,
     restart_words,
-    running_words,
     segments,
 )
+from proctui.frontends.words import countdown, duration, look, running_words
 
 
 @dataclass(frozen=True, slots=True)
