@@ -842,10 +842,13 @@ def test_the_end_of_a_burst_rings_an_attached_console_that_has_not_looked_yet(se
         mark = s.sup.output.buffer("quiet").mark()
         out = {"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
                "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before}
+        end = {"t": "push", "k": 0}  # a push is applied whole, at its mark
         core._apply({**out, "q": False})  # still coming: rung (now or before), not looked at
+        core._apply(end)
         assert not core.snapshot().link.settled
         before = len(rings)
         core._apply({**out, "q": True})
+        core._apply(end)
         assert core.snapshot().link.settled
         assert len(rings) == before + 1, "the burst's end must ring though nobody looked"
     finally:
@@ -866,6 +869,7 @@ def test_a_new_link_forgets_what_the_old_one_said_was_still_coming(served):
         core._apply({"t": "out", "n": "quiet", "f": mark.total, "l": [], "s": [], "d": 0,
                      "o": mark.output_total, "p": mark.partial, "c": mark.cleared_before,
                      "q": False})
+        core._apply({"t": "push", "k": 0})  # a push is applied whole, at its mark
         assert not core.snapshot().link.settled
         core.conn.sock.shutdown(socket.SHUT_RDWR)  # the link drops
         wait_until(lambda: core.snapshot().link.links >= 2 and
