@@ -20,13 +20,13 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from proctui.config import ProcessSpec
-from proctui.core.doorbell import Doorbell
 from proctui.core.engine import Engine
 from proctui.core.life import world
 from proctui.core.life.stages import Why
 from proctui.core.os.oslayer import OSLayer, raise_fd_limit
 from proctui.core.output.events import EventQueue
 from proctui.core.output.lines import OutputBuffer
+from proctui.core.output.reader import OutputReader
 from proctui.core.reply import Done, Fault, failed
 from proctui.core.snapshot import CoreSnapshot
 from proctui.core.store.rundir import RunDir
@@ -40,29 +40,6 @@ class Executable(Protocol):
     journaled: bool
 
     def execute(self, engine: Engine) -> object: ...
-
-
-class OutputReader:
-    """The processes' output, and news: a number that moves whenever a snapshot is
-    published or output arrives, and a bell for an idle frontend (no timer needed)."""
-
-    def __init__(self, buffers: dict[str, OutputBuffer], seq: Callable[[], int]) -> None:
-        self._buffers = buffers
-        self._seq = seq
-        self.bell = Doorbell()
-
-    def buffer(self, name: str) -> OutputBuffer:
-        return self._buffers[name]
-
-    def changes(self) -> int:
-        """Asking also re-arms the bell (see listen)."""
-        self.bell.rearm()
-        return self._seq()
-
-    def listen(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` (on the core's thread; it must only schedule work) when
-        something changes, at most once until the next call to changes()."""
-        self.bell.listen(callback)
 
 
 class Supervisor:

@@ -18,8 +18,8 @@ from typing import Any
 
 from proctui.commands.base import A, Request
 from proctui.commands.usage import WantUsage
-from proctui.core.doorbell import Doorbell
 from proctui.core.output.lines import OutputBuffer
+from proctui.core.output.reader import OutputReader
 from proctui.core.reply import Fault, failed
 from proctui.core.snapshot import CoreSnapshot, Link
 from proctui.protocol import pushes
@@ -48,27 +48,14 @@ __all__ = ["ANSWER_TIMEOUT", "GONE", "READ_ONLY", "RECONNECTING", "Connection",
            "answer_timeout", "local_dial"]
 
 
-class RemoteReader:
-    """The mirrored output buffers, and news of anything new."""
+class RemoteReader(OutputReader):
+    """The mirrored output buffers, and news of anything new; and a lock, held while a
+    push is applied and by a reader that reads several buffers as one moment (down
+    merges them in the order things happened)."""
 
-    def __init__(self, buffers: dict[str, OutputBuffer], seq: Callable[[], int],
-                 bell: Doorbell) -> None:
-        self._buffers = buffers
-        self._seq = seq
-        self.bell = bell
-        # Held while a push is applied, and by a reader that reads several buffers as one
-        # moment (down merges them in the order things happened).
+    def __init__(self, buffers: dict[str, OutputBuffer], seq: Callable[[], int]) -> None:
+        super().__init__(buffers, seq)
         self.lock = threading.Lock()
-
-    def buffer(self, name: str) -> OutputBuffer:
-        return self._buffers[name]
-
-    def changes(self) -> int:
-        self.bell.rearm()
-        return self._seq()
-
-    def listen(self, callback: Callable[[], None]) -> None:
-        self.bell.listen(callback)
 
 
 class RemoteCore:
@@ -112,8 +99,8 @@ class RemoteCore:
         self._seq = 0
         self._futures: dict[int, tuple[Future[Any], Request[Any]]] = {}
         self._lock = threading.Lock()
-        self._bell = Doorbell()
-        self.output = RemoteReader(self._buffers, lambda: self._seq, self._bell)
+        self.output = RemoteReader(self._buffers, lambda: self._seq)
+        self._bell = self.output.bell
         self._snapshot: CoreSnapshot | None = None
         self._thread = threading.Thread(target=self._run, name="proctui-remote",
                                         daemon=True)

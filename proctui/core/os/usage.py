@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Protocol
 
-from proctui.core.os.lineage import Lineage
+from proctui.core.os.lineage import Lineage, Traceable
 from proctui.core.os.procfs import HAVE_PROC, ProcTable
 from proctui.core.view import Usage
 
@@ -15,30 +14,10 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-class Measured(Protocol):
-    @property
-    def pid(self) -> int | None: ...
-
-    @property
-    def pgid(self) -> int | None: ...
-
-    @property
-    def token(self) -> str: ...
-
-    @property
-    def start_ticks(self) -> int | None: ...
-
-    @property
-    def leftover(self) -> bool: ...
-
-    @property
-    def live(self) -> bool: ...
-
-
 Samples = dict[str, tuple[float, float]]  # run token -> (CPU seconds, when): for rates
 
 
-def usage_of(run: Measured, lineage: Lineage, table: ProcTable,
+def usage_of(run: Traceable, lineage: Lineage, table: ProcTable,
              samples: Samples) -> Usage | None:
     if run.pid is None:
         return None
@@ -75,7 +54,7 @@ def _shown(rss: int) -> int:
     return round(rss / (100 * mib)) * (100 * mib)
 
 
-def _psutil_usage(run: Measured) -> Usage | None:
+def _psutil_usage(run: Traceable) -> Usage | None:
     """Without /proc (macOS): psutil, imported only here."""
     try:
         import psutil  # type: ignore[import-untyped,unused-ignore]
