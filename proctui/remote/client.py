@@ -146,7 +146,6 @@ class RemoteCore:
             while True:
                 message = conn.event()
                 if message is None:
-                    self._commit()  # (the last push, cut short by the goodbye)
                     # Its goodbye: the last state says everything ended, then it closes.
                     ended = self.state.all_ended or self.dial is None
                     return (GONE if ended else "the connection closed"), ended, None
@@ -159,6 +158,12 @@ class RemoteCore:
             return str(e), False, conn.heard  # lost when it fell silent, not at the give-up
         except (OSError, ValueError, KeyError, TypeError) as e:
             return f"{GONE if self.dial is None else 'the connection failed'} ({e})", False, None
+        finally:
+            # A push the connection's end cut short: its lines are the supervisor's own,
+            # numbered, and no less true for the missing mark.
+            if self._staged:
+                self._commit()
+                self._changed()
 
     def _redial(self, dial: Callable[[], Connection], why: str,
                 since: float | None = None) -> Connection | None:
@@ -201,7 +206,6 @@ class RemoteCore:
         self._views = views
         self.state = conn.state
         self._resumed, self._busy = set(self.names), set()  # (the new link's server: none)
-        self._staged = []  # a push the old link cut short: the new one sends it again
         self._request(Greet(self._kind), internal=True)
         if self._output:
             self._request(Watch("all", start={
