@@ -567,6 +567,8 @@ class Engine:
             journal_seq=self.journal.seq, worst=self._worst)
         self.publish_to(self.snapshot)
         self.executor.flush_said()  # the words after the state they speak of
+        if self.events is not None:
+            self.events.said(seq)
         replies, self._replies = self._replies, []
         for future, answer in replies:
             if not future.done():

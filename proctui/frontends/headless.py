@@ -45,6 +45,7 @@ POLL = 0.1  # while something stops; output and notices wake the loop at once an
 # notices and a reader gone (the writer says so) wake it. Only a safety net.
 POLL_IDLE = 5.0
 EXIT_GRACE = 2.0  # seconds a reader may take nothing at exit (60 s at most in all)
+SAID_WAIT = 1.0  # seconds the last outcomes' lines may follow the snapshot that ended it all
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -117,6 +118,10 @@ class HeadlessRunner:
                 deadline = time.monotonic() + 2.0
                 while not self.sup.snapshot().all_ended and time.monotonic() < deadline:
                     self._drain(0.02)
+            # The snapshot that said everything ended is published before its words
+            # (the last outcomes' lines): wait for them, or the summary came first and
+            # an outcome's line was never printed (seen under load).
+            self.events.wait_said(self.sup.snapshot().seq, SAID_WAIT)
             self._drain(0)
             status = self._summary()
         finally:

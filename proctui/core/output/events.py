@@ -67,6 +67,21 @@ class EventQueue:
         self._woken = False
         self._taken_at = clock()  # the reader's last get()
         self._room: list[Callable[[], None]] = []  # called at the reader's next get()
+        self._said_seq = -1  # the newest snapshot whose notices are all queued
+
+    def said(self, seq: int) -> None:
+        """The notices that speak of snapshot ``seq`` are queued (they follow it: the
+        words come after the state they speak of)."""
+        with self._cond:
+            self._said_seq = max(self._said_seq, seq)
+            self._cond.notify_all()
+
+    def wait_said(self, seq: int, timeout: float) -> bool:
+        """Wait (at most ``timeout``) until the notices of snapshot ``seq`` are queued: a
+        reader that saw everything end must not print its summary before the last
+        outcome's line."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._said_seq >= seq, timeout)
 
     def put_output(self, name: str, stream: int, lines: Chunk) -> bool:
         """Queue a chunk; False when the queue is now over its budget and the reader is
