@@ -211,6 +211,34 @@ def test_third_sigint_abandons_what_is_left_and_exits(monkeypatch):
     os.kill(pid, signal.SIGKILL)
 
 
+def test_the_last_outcome_is_printed_before_the_summary_even_when_its_words_are_late(
+        monkeypatch):
+    """The snapshot that says everything ended is published before the words that go
+    with it (a process's outcome line). On a busy machine the printer saw the end and
+    printed the summary first, and the outcome's own line was never printed: here the
+    words are held back on purpose (the engine's thread sleeps before passing them)."""
+    from proctui.core.executor import Executor
+
+    flush = Executor.flush_said
+
+    def late(self: Executor) -> None:
+        if self._said:
+            time.sleep(0.3)  # the reader has seen the snapshot by now
+        flush(self)
+
+    monkeypatch.setattr(Executor, "flush_said", late)
+    events = EventQueue()
+    sup = Supervisor([pyspec("quick", "print('hi')")], events=events, interactive=False)
+    out = io.StringIO()
+    runner = HeadlessRunner(sup, events, Printer(["quick"], out, colour=False),
+                            signals=False)
+    assert runner.run() == 0
+    text = out.getvalue()
+    assert re.search(r"quick: exited after \d+\.\ds: exit code 0|quick: exited: exit code 0",
+                     text), text
+    assert text.index("quick: exited") < text.index("summary:"), text
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     class Tty(io.StringIO):
         def isatty(self) -> bool:
