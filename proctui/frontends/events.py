@@ -28,7 +28,7 @@ from proctui.core.store.kinds import Kind
 from proctui.frontends.status import state
 from proctui.protocol import pushes
 from proctui.protocol.link import Greet
-from proctui.remote.client import Connection
+from proctui.remote.client import Connection, NoSupervisor, NotAnswering
 
 SCHEMA = 1
 KINDS = ("hello", "state", "started", "restart", "ready", "outcome", "decision-pending",
@@ -246,28 +246,36 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO,
     seen = conn.state.journal_seq  # what the hello already tells
     follow = Transitions({v.name: state(v) for v in conn.ordered_views()})
 
-    def catch_up() -> None:
+    def catch_up() -> bool:
+        """Ask for what is new; False when the supervisor closed the connection before
+        answering (it ended: the rest is read from its journal on disk)."""
         nonlocal seen
         while conn.state.journal_seq > seen:
-            page = conn.call(ReadEvents(seen))
+            try:
+                page = conn.call(ReadEvents(seen))
+            except NotAnswering:
+                raise
+            except NoSupervisor:
+                return False
             if not page.ok:
-                return
+                return True
             if page.lost:
                 say(_event("lost", None, None, count=page.lost))
             for entry in page.events:
                 for event in follow.events(entry):
                     say(event)
             if page.next <= seen:
-                return
+                return True
             seen = page.next
+        return True
 
-    catch_up()
-    while True:
+    open_ = catch_up()
+    while open_:
         message = conn.event()
         if message is None:
             break
         if conn.keep(pushes.decode(message)):
-            catch_up()
+            open_ = catch_up()
     st = conn.state
     if local and st.journal_seq > seen:
         # The supervisor ended while pages were still to be asked for (its last state,
