@@ -345,6 +345,7 @@ def test_a_flood_waits_for_a_reader_that_keeps_reading():
         sup.close()
 
 
+@pytest.mark.slow
 def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
     # 2,000,000 lines (more than a pipe holds), an event queue nobody drains: paced at
     # first, the child is read on once the reader is found stalled (2 s), so it still
@@ -357,6 +358,9 @@ def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
         ((_, outcome),) = sup.snapshot().final()
         assert outcome.text == "exited: exit code 0"
         buf = sup.output.buffer("flood")
+        # The outcome's line follows the snapshot that shows the end (words after the
+        # state they speak of), so it may land a moment after all_ended is seen.
+        wait_until(lambda: buf.total >= 2000000 + 2, timeout=10, what="the outcome's line")
         assert buf.total == 2000000 + 2  # the lines and proctui's "started" and outcome
         got = events.get(0)
         kept = sum(len(e.lines) for e in got if isinstance(e, Output))

@@ -79,6 +79,7 @@ def test_status_json_has_a_schema_and_fixed_states(tmp_path, detached):  # noqa:
                for p in got["processes"])
 
 
+@pytest.mark.slow
 def test_every_hint_up_prints_runs_as_printed(tmp_path, detached):  # noqa: F811
     config = tmp_path / "elsewhere.toml"
     config.write_text(f"""
@@ -118,17 +119,23 @@ cmd = [{toml_str(PY)}, "-c", "import time; print('up', flush=True); time.sleep(3
         proctui("down", "--file", str(config), cwd=tmp_path)
 
 
-SLOW = "import time; time.sleep(1.5); print('listening', flush=True); time.sleep(300)"
+# slow is ready only when the test says so (a flag file), never by the clock: on a busy
+# machine a fixed delay could pass before the test has asked what it waits for.
+SLOW = ("import os, sys, time\n"
+        "while not os.path.exists(sys.argv[1]): time.sleep(0.02)\n"
+        "print('listening', flush=True); time.sleep(300)")
 
 
+@pytest.mark.slow
 def test_is_ready_and_why_with_real_processes(tmp_path, detached):  # noqa: F811
     config = tmp_path / "ready.toml"
+    flag = tmp_path / "slow-may-listen"
     config.write_text(f"""
 [processes.plain]
 cmd = [{toml_str(PY)}, "-c", "import time; time.sleep(300)"]
 
 [processes.slow]
-cmd = [{toml_str(PY)}, "-c", {toml_str(SLOW)}]
+cmd = [{toml_str(PY)}, "-c", {toml_str(SLOW)}, {toml_str(str(flag))}]
 ready = {{ log = "listening" }}
 
 [processes.after]
@@ -148,6 +155,7 @@ cmd = "ngnix -g daemon"
     assert d.ctl("why", "after").stdout.strip() == "after: waiting for slow before it starts"
     assert d.ctl("why", "web").stdout.strip() == (
         "web: ended: failed to start: [Errno 2] No such file or directory: 'ngnix'")
+    flag.touch()
     waited = d.ctl("is-ready", "slow", "after", "--wait", "--timeout", "20")
     assert waited.returncode == 0, waited.stdout
     timed_out = d.ctl("is-ready", "--wait", "--timeout", "0.5")
