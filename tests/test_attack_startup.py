@@ -29,6 +29,10 @@ from tests.conftest import PY, alive, pyspec, wait_until
 from tests.test_console import asked, console, until, view, wait_ready
 from tests.test_hangup import OnPty, handles_term, py
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 
 def two_asking() -> list:
     return [pyspec(n, STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK) for n in "ab"]

@@ -223,6 +223,7 @@ async def test_enter_and_escape_never_kill_or_abandon(key):
         sup.send(Kill("stub"))
 
 
+@pytest.mark.slow
 async def test_keys_in_the_first_half_second_are_ignored_and_the_dialog_says_so(monkeypatch):
     from proctui.frontends.console import dialogs
 
@@ -274,6 +275,7 @@ async def test_the_decision_keys(key):
             sup.send(Kill("stub"))
 
 
+@pytest.mark.slow
 async def test_digits_set_the_extension_and_every_deadline_after_it_asks_again():
     async with console(parked()) as (app, pilot, sup):
         await wait_ready(pilot, sup, "stub")
@@ -288,6 +290,7 @@ async def test_digits_set_the_extension_and_every_deadline_after_it_asks_again()
         await until(pilot, lambda: view(sup, "stub").outcome is not None, what="the kill")
 
 
+@pytest.mark.slow
 async def test_several_waiting_processes_are_one_queue_with_a_pause_between():
     specs = [pyspec(n, STUBBORN, stop_timeout=0.3, on_timeout=OnTimeout.ASK) for n in "ab"]
     async with console(specs) as (app, pilot, sup):
@@ -356,6 +359,7 @@ async def test_help_lists_every_key():
         assert not app.screen.query("#help")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(80, 24), (60, 15)])
 async def test_twenty_processes_the_table_scrolls_and_the_grid_pages(size):
     specs = [pyspec(f"p{i:02d}", POLITE) for i in range(20)]
@@ -402,6 +406,7 @@ async def test_the_key_bar_and_hint_never_cut_a_word(size):
         sup.close()
 
 
+@pytest.mark.slow
 async def test_a_paused_process_shows_as_paused():
     async with console([pyspec("web", POLITE)]) as (app, pilot, sup):
         await wait_ready(pilot, sup, "web")
@@ -430,6 +435,7 @@ async def test_output_before_the_first_frame_gets_the_activity_mark():
 
 # -- quitting ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_quit_with_a_term_ignoring_child_exits_after_the_kill():
     specs = [pyspec("web", POLITE), pyspec("stub", STUBBORN, stop_timeout=4.0)]
     async with console(specs) as (app, pilot, sup):
@@ -588,6 +594,7 @@ async def test_search_goes_on_over_lines_that_came_since(tmp_path):
         assert app.main.search.index == 5
 
 
+@pytest.mark.slow
 async def test_flood_keeps_the_console_responsive(monkeypatch):
     """Keys act and the screen keeps refreshing while a child floods."""
     flood = pyspec("flood", "import sys\nwhile True: sys.stdout.write('x' * 60 + '\\n')\n")

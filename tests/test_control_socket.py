@@ -208,6 +208,7 @@ def test_a_client_that_never_reads_delays_no_deadline(served, tmp_path):
             sock.close()
 
 
+@pytest.mark.slow
 def test_a_client_that_fell_behind_is_brought_up_to_date(served):
     """It stops reading while 50,000 lines go by (the scrollback keeps 1,000): once it
     reads again, it is told what it missed and gets the newest lines, numbered as the
@@ -354,6 +355,7 @@ def test_a_new_supervisor_replaces_a_dead_ones_socket(tmp_path, served):
     conn.close()
 
 
+@pytest.mark.slow
 def test_every_refusal_has_a_fault_code_and_words(served):
     """Faults, like supervisord's: a script tests the code, a person reads the words."""
     s = served([spec("a", "sleep 60"), spec("done", "sleep 60")])
@@ -406,6 +408,7 @@ def test_another_protocol_version_is_one_clear_line(tmp_path):
         thread.join(5)
 
 
+@pytest.mark.slow
 def test_tricklers_cannot_hold_the_slots(served, monkeypatch):
     """More clients than there are slots, each trickling a byte a second (and some saying
     nothing at all): the owner's commands still get through at once, and every trickler is
@@ -655,6 +658,7 @@ def test_a_console_that_reads_keeps_its_slot_when_strangers_subscribe(served):
             sock.close()
 
 
+@pytest.mark.slow
 def test_an_id_that_is_a_lone_surrogate_comes_back_as_it_went(served):
     s = served([spec("a", "sleep 60")])
     sock = s.raw()
@@ -909,6 +913,7 @@ def test_a_line_over_the_bound_is_refused_however_it_arrives(served, size):
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_line_of_the_bound_exactly_is_answered(served):
     s = served([spec("a", "sleep 60")])
     sock = s.raw()
@@ -921,6 +926,7 @@ def test_a_line_of_the_bound_exactly_is_answered(served):
     assert [(r["id"], r["ok"]) for r in replies] == [(7, True)]
 
 
+@pytest.mark.slow
 def test_a_request_with_a_key_twice_is_refused_as_a_bad_request(served):
     """JSON keeps the last of two keys of one name: "stop a" that also says "b" is
     ambiguous, not a stop of b."""

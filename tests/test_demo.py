@@ -14,6 +14,10 @@ from proctui import demo
 from proctui.config import OnTimeout, RestartPolicy
 from tests.conftest import processes_with_token
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 
 def test_demo_config_loads_and_validates():
     config = demo.config()
@@ -76,7 +80,6 @@ def test_demo_headless_plays_every_ending(tmp_path, child_reaper):
     assert processes_with_token(child_reaper) == []
 
 
-@pytest.mark.slow
 def test_screenshot_script_runs(tmp_path):
     result = subprocess.run([sys.executable, "screenshots/generate.py", str(tmp_path)],
                             capture_output=True, text=True, timeout=180)

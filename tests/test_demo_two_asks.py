@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from proctui.frontends.console.dialogs import AskScreen
 from tests.test_console import demo_console, screen, until
+
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
 
 
 async def test_quitting_the_demo_without_extending_asks_about_two():

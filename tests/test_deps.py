@@ -168,6 +168,7 @@ def test_one_command_stops_everything_now_regardless_of_order(harness):
     h.wait_all_ended()
 
 
+@pytest.mark.slow
 def test_the_journal_records_the_run_and_the_timeline_draws_it(tmp_path):
     run_dir = tmp_path / "run"
     toml = tmp_path / "p.toml"

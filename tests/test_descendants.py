@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from proctui.commands.stop import Stop
 from proctui.commands.stop_all import StopAll
 from proctui.config import RestartPolicy
@@ -82,6 +84,7 @@ def test_a_daemon_no_run_can_be_proven_to_own_is_reported_and_never_signalled(ha
         os.kill(daemon, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_restart_on_failure_does_not_start_another_copy_while_its_daemon_lives(harness):
     """The leader exits 0 and leaves a daemon: the run is not over, so nothing restarts
     and no second daemon is ever started."""
@@ -134,6 +137,7 @@ def test_an_escaped_writer_keeps_its_pipe_read_after_the_run_ends(harness, tmp_p
             os.kill(daemon, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_daemon_seen_under_its_leader_is_attributed_even_among_many_runs(harness):
     """Two runs, but the daemon was walked over while still under its leader (the walk
     happens about once a second), so its owner is known when its parent dies."""

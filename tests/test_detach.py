@@ -118,6 +118,7 @@ def attach_on_pty(d: Detached) -> Pty:
 # -- up, status, down --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_up_returns_once_everything_started_and_down_ends_it_as_run_would(tmp_path,
                                                                           detached):
     config = write_config(tmp_path, extra='on_timeout = "kill"')
@@ -178,6 +179,7 @@ def test_control_commands_without_a_supervisor_say_so_and_exit_2(tmp_path, args)
     assert "no supervisor is running" in got.stderr or "no run directory" in got.stderr
 
 
+@pytest.mark.slow
 def test_bad_names_and_bad_seconds_are_usage_errors(tmp_path, detached):
     d = detached(write_config(tmp_path))
     got = d.ctl("kill", "nope")
@@ -191,6 +193,7 @@ def test_bad_names_and_bad_seconds_are_usage_errors(tmp_path, detached):
 # -- the SSH story: attach, hang up, decide later ---------------------------------------
 
 
+@pytest.mark.slow
 def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
     d = detached(write_config(tmp_path))
     pids = {name: p["pid"] for name, p in d.status().items()}
@@ -235,6 +238,7 @@ def test_attach_hang_up_decide_from_the_next_console(tmp_path, detached):
     wait_until(lambda: not alive(d.pid), what="the supervisor to exit")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decision", ["kill", "extend", "abandon"])
 def test_a_decision_nobody_was_there_for_is_taken_by_a_control_command(tmp_path, detached,
                                                                        decision):
@@ -264,6 +268,7 @@ def test_a_decision_nobody_was_there_for_is_taken_by_a_control_command(tmp_path,
         assert alive(pid)
 
 
+@pytest.mark.slow
 def test_a_detached_supervisor_handles_sigterm_like_the_headless_runner(tmp_path,
                                                                         detached):
     d = detached(write_config(tmp_path))
@@ -281,6 +286,7 @@ def test_a_detached_supervisor_handles_sigterm_like_the_headless_runner(tmp_path
     assert "hung  killed with SIGKILL after 1s stop timeout" in log
 
 
+@pytest.mark.slow
 def test_a_sigkilled_supervisor_leaves_its_processes_to_the_next_one(tmp_path, detached):
     d = detached(write_config(tmp_path))
     old = {name: p["pid"] for name, p in d.status().items()}
@@ -298,6 +304,7 @@ def test_a_sigkilled_supervisor_leaves_its_processes_to_the_next_one(tmp_path, d
 # -- on_hangup = "detach" for proctui run ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_with_on_hangup_detach_goes_on_after_the_terminal_is_lost(tmp_path):
     config = write_config(tmp_path, extra='on_hangup = "detach"')
     run_dir = tmp_path / "run"
@@ -340,6 +347,7 @@ TICKING_STUBBORN = (
 )
 
 
+@pytest.mark.slow
 def test_an_abandoned_process_outlives_a_console_that_detached_on_hangup(tmp_path,
                                                                        child_reaper):
     """The README's SSH steps: run with on_hangup = "detach", lose the terminal, stop,
@@ -380,6 +388,7 @@ on_timeout = "ask"
         pty.close()
 
 
+@pytest.mark.slow
 def test_run_stops_everything_on_hangup_by_default(tmp_path):
     config = write_config(tmp_path)
     config.write_text(config.read_text().replace('on_timeout = "ask"', ""))

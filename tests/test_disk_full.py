@@ -96,6 +96,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_a_full_disk_under_supervisor_log_stops_nothing(small_disk, tmp_path, child_reaper):
     """The attack: up, fill the disk, restart chatty until the supervisor's log cannot
     be written. Its writes failing once read as a hangup, and every process was stopped,
@@ -147,6 +148,7 @@ def test_a_full_disk_under_supervisor_log_stops_nothing(small_disk, tmp_path, ch
     assert not processes_with_token(child_reaper)
 
 
+@pytest.mark.slow
 def test_up_on_a_full_disk_starts_everything_and_names_the_error(small_disk, tmp_path,
                                                                 child_reaper):
     _small_disk_config(tmp_path)
@@ -167,6 +169,7 @@ def test_up_on_a_full_disk_starts_everything_and_names_the_error(small_disk, tmp
     assert not processes_with_token(child_reaper)
 
 
+@pytest.mark.slow
 def test_headless_output_to_a_full_file_stops_nothing(tmp_path, child_reaper):
     """run --headless > /dev/full: every write fails with ENOSPC. That is no reader gone
     (no hangup): the run goes on to its own end, and stderr says what was lost."""

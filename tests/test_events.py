@@ -10,6 +10,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
+
 from tests.children import STUBBORN
 from tests.conftest import PY, wait_until
 from tests.test_detach import detached, proctui, toml_str  # noqa: F401 (a fixture)
@@ -70,6 +72,7 @@ class Watcher:
         return code
 
 
+@pytest.mark.slow
 def test_events_json_follows_a_run_from_hello_to_end(tmp_path, detached):  # noqa: F811
     d = detached(config(tmp_path))
     everything = Watcher(d.run_dir, "--json")
@@ -137,6 +140,7 @@ def test_events_without_a_supervisor_is_one_line_and_exit_2(tmp_path):
     assert "no supervisor is running" in got.stderr
 
 
+@pytest.mark.slow
 def test_extend_words_for_every_bad_form(tmp_path, detached):  # noqa: F811
     d = detached(config(tmp_path))
     for args, words in ((["-5"], "extend: SECONDS '-5' is not a duration > 0"),

@@ -6,12 +6,15 @@ from __future__ import annotations
 import subprocess
 import threading
 
+import pytest
+
 from tests.conftest import PY, wait_until
 from tests.test_detach import detached, proctui, ticking, toml_str  # noqa: F401 (a fixture)
 
 CRASH = "import time; print('up', flush=True); time.sleep(0.5); raise SystemExit(3)"
 
 
+@pytest.mark.slow
 def test_logs_follow_marks_restarts_and_the_timeline_says_why_it_stopped(tmp_path,
                                                                          detached):  # noqa: F811
     config = tmp_path / "crash.toml"

@@ -23,6 +23,10 @@ from proctui.core.output.lines import LineSplitter
 from proctui.core.output.text import clean
 from proctui.frontends.console.render import ansi_text
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 KEYS = ["cmd", "shell", "cwd", "env", "env_file", "stop_timeout", "kill_timeout",
         "on_timeout", "stop_signal", "extend_step", "restart", "scrollback",
         "max_line_length", "colour", "", "ready", "depends_on", "ready_timeout",

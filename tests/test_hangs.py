@@ -21,6 +21,10 @@ from proctui.frontends.headless import HeadlessRunner
 from proctui.frontends.printer import Printer
 from tests.conftest import processes_with_token, spec, wait_until
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 
 def proctui_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "proctui", "run", "--headless", *args]
@@ -142,7 +146,6 @@ def test_a_short_run_leaves_no_warning_on_stderr(tmp_path):
         assert result.stderr == "", result.stderr
 
 
-@pytest.mark.slow
 def test_two_thousand_processes_stop_within_their_timeouts_and_say_so_truly(tmp_path,
                                                                            child_reaper):
     """stop_timeout 5, kill_timeout 2: nothing hangs, nothing is killed that died at once,

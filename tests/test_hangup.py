@@ -71,6 +71,7 @@ def on_pty(tmp_path):
         console.close()
 
 
+@pytest.mark.slow
 def test_terminal_hangup_stops_everything_and_exits(on_pty):
     console = on_pty("--stop-timeout", "1", f"web={py(POLITE)}", f"stub={py(STUBBORN)}",
                      f"slow={py(SLOW.format(seconds=0.5))}")
@@ -148,6 +149,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 def test_a_terminal_gone_without_a_sighup_is_a_hangup_not_a_busy_loop(tmp_path):
     """The console's pty is closed while proctui is not in the pty's session: no SIGHUP
     comes, only EOF and EIO. proctui must stop everything per policy (ask acting as

@@ -251,6 +251,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert use_colour(Tty()) is False
 
 
+@pytest.mark.slow
 def test_countdown_lines_during_a_long_wait(proctui):
     p = proctui("--stop-timeout", "7", f"stub={py(STUBBORN)}")
     p.wait_line(r"^stub +\| ready$")
@@ -338,6 +339,7 @@ def test_on_a_terminal_only_colours_pass_and_no_color_removes_them(tmp_path, no_
         assert body == b"\x1b[31mred\x1b[0m ok", body
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("colour", [False, True])
 def test_lines_a_stalled_reader_missed_are_counted_in_one_of_proctuis_lines(colour):
     """Our stdout's reader stalls: the lines beyond the writer's budget are dropped, never
@@ -448,6 +450,7 @@ FLOOD_NOTING_TERM = (
     "while True: os.write(1, line * 64)\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["stop-after", "ctrl+c twice"])
 def test_a_slow_steady_reader_delays_no_stop_and_no_kill(tmp_path, how):
     """Printing a backlog to a slow but steady reader takes seconds: --stop-after 2
@@ -520,6 +523,7 @@ def _group_gone(pgid: int) -> bool:
     return "flood" not in out and "-c" not in out
 
 
+@pytest.mark.slow
 def test_at_exit_a_slow_steady_reader_gets_the_rest(tmp_path):
     """At exit the writer waited 2 s in all: a reader at 0.5 MB/s lost the last
     megabytes of a run that had ended, and nothing said so. It waits while the reader
@@ -559,6 +563,7 @@ def test_wide_names_keep_the_labels_aligned():
     assert len(set(bars)) == 1, out.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_once_everything_ended_ends_the_wait_for_a_slow_reader(tmp_path, sig):
     """Everything has ended; a slow reader still has megabytes to take. A SIGTERM there

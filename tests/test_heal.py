@@ -8,11 +8,14 @@ import json
 import shutil
 import time
 
+import pytest
+
 from proctui.remote.heal import HEAL_EVERY
 from tests.conftest import alive, wait_until
 from tests.test_detach import detached, proctui, write_config  # noqa: F401
 
 
+@pytest.mark.slow
 def test_a_removed_run_directory_is_rebuilt_and_up_starts_no_second_copy(tmp_path,
                                                                          detached):  # noqa: F811
     config = write_config(tmp_path)
@@ -44,6 +47,7 @@ def test_a_removed_run_directory_is_rebuilt_and_up_starts_no_second_copy(tmp_pat
     _down(d, before)
 
 
+@pytest.mark.slow
 def test_an_up_straight_after_the_removal_starts_no_second_copy(tmp_path,
                                                                 detached):  # noqa: F811
     """``rm -rf RUN_DIR; proctui up`` at once: before the supervisor had rebuilt its
@@ -82,6 +86,7 @@ def _down(d, before) -> None:  # type: ignore[no-untyped-def]
     assert not alive(before["pid"])
 
 
+@pytest.mark.slow
 def test_the_journal_and_the_output_logs_go_on_in_the_rebuilt_directory(tmp_path,
                                                                         detached):  # noqa: F811
     """After the rebuild only the lock, PID files, socket and supervisor.log came back:

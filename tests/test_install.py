@@ -8,7 +8,13 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.terminal import Pty
+
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

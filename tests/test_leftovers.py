@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from proctui.core.life.outcome import OutcomeKind
 from proctui.core.os.procfs import boot_id, read_cmdline, read_stat, scan_all
 from proctui.core.store.pidfile import PidRecord
@@ -149,6 +151,7 @@ def test_survivors_no_record_proves_are_held_and_their_successor_waits(harness, 
         os.kill(member, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_a_copy_waiting_for_its_leftover_says_so(tmp_path):
     """While its leftover from a killed proctui was being stopped, the new copy said only
     "starting" (status, why, the console's row), for as long as that took."""

@@ -118,6 +118,7 @@ def test_max_stop_time_caps_what_a_process_may_ask_for(harness):
                         r"after the process asked for more time", outcome.text), outcome.text
 
 
+@pytest.mark.slow
 def test_a_missed_watchdog_is_an_outcome_of_its_own_and_restarts(harness):
     code = NOTIFY + ("import time\n"
                      "assert os.environ['WATCHDOG_USEC'] == '1000000'\n"

@@ -135,6 +135,7 @@ FLOODER = ("import socket, sys, time\n"
 CROWD = 300  # processes in proctui's tree: what each lineage walk has to read
 
 
+@pytest.mark.slow
 def test_a_flood_from_an_outsider_does_not_delay_a_victims_sigkill(harness):
     """An outsider (a stray in proctui's tree, older than every run, so no run can claim
     it) floods the victim's notify socket with valid messages while the victim, which
@@ -249,6 +250,7 @@ def test_the_status_is_capped_and_errno_is_not_appended_for_ever():
     assert status_line("evil\u202etxt.exe", None) == "evil\\u202etxt.exe"
 
 
+@pytest.mark.slow
 def test_a_process_cannot_bring_back_a_deadline_the_operator_removed(harness):
     """The operator chose "wait with no deadline"; the process keeps sending
     EXTEND_TIMEOUT_USEC=1000000. It used to be killed 1 s later; it is waited for."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "proctui"
 STATE_TYPES = {"Proc", "RunState"}
 # Facts (a process left outside its group, a leftover's PID file and verdict) are made
@@ -49,6 +51,7 @@ def _annotated(tree: ast.AST) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_only_the_step_function_makes_or_changes_a_process_s_state() -> None:
     found = []
     for path in _modules("."):

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from proctui.commands.restart import Restart
 from proctui.commands.start import Start
 from proctui.commands.stop_all import StopAll
@@ -19,6 +21,7 @@ from tests.conftest import PY, alive, processes_with_token, pyspec, wait_until
 from tests.test_detach import proctui, toml_str
 
 
+@pytest.mark.slow
 def test_a_start_or_restart_during_a_shutdown_is_refused_and_the_shutdown_ends(harness):
     h = harness([pyspec("stubborn", STUBBORN, stop_timeout=2.0),
                  pyspec("ticker", POLITE)], interactive=False)
@@ -41,6 +44,7 @@ def test_a_start_or_restart_during_a_shutdown_is_refused_and_the_shutdown_ends(h
     assert len(started) == 2  # nothing started again
 
 
+@pytest.mark.slow
 def test_start_during_down_is_refused_and_down_returns(tmp_path, child_reaper):
     config = tmp_path / "proctui.toml"
     config.write_text(f"""
@@ -94,6 +98,7 @@ TERM_NOTES = (
 )
 
 
+@pytest.mark.slow
 def test_leftovers_of_a_crashed_supervisor_stop_in_dependency_order(tmp_path, child_reaper):
     note = tmp_path / "notes"
     config = tmp_path / "proctui.toml"
@@ -155,6 +160,7 @@ def test_a_command_line_that_is_not_utf8_runs_and_is_stopped_like_any_other(tmp_
     assert b'"kind": "outcome"' in journal
 
 
+@pytest.mark.slow
 def test_the_journal_says_why_a_shutdown_began(tmp_path, child_reaper):
     def why_of(*extra: str, signum: int | None = None) -> list[str]:
         run_dir = tmp_path / f"run{signum}"

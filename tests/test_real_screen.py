@@ -9,6 +9,10 @@ import pytest
 
 from tests.screen import KEYS, Screen, together
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 SIZES = [(30, 120), (24, 80), (15, 60)]
 FINAL = ("final=for i in $(seq 1 40); do echo line $i; done; echo FINAL LINE; sleep 100")
 

@@ -43,6 +43,10 @@ from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, all_ended, journal, pyspec, wait_until
 from tests.test_console import SIZE, until
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 # Prints a numbered line every 20 ms: the numbers prove nothing was lost or repeated.
 COUNTER = (
     "import signal,sys,time\n"

@@ -29,6 +29,10 @@ from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, outcomes, pyspec, spec, wait_until
 from tests.test_hangup import OnPty, handles_term
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 
 def py(code: str) -> str:
     return f"{PY} -c {shlex.quote(code)}"
@@ -301,7 +305,6 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-@pytest.mark.slow
 def test_soak_restarting_processes_leak_nothing(harness):
     import threading
 

@@ -156,6 +156,7 @@ def config_text(*names: str, extra: dict[str, str] | None = None) -> str:
     return "\n".join(out)
 
 
+@pytest.mark.slow
 def test_the_reload_command(tmp_path: Path, detached):  # noqa: F811
     config = tmp_path / "proctui.toml"
     config.write_text(config_text("db", "cache", "worker", "old"))

@@ -9,6 +9,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PY, alive
 from tests.test_detach import toml_str
 
@@ -21,6 +23,7 @@ def run(xdg: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return got
 
 
+@pytest.mark.slow
 def test_ls_and_clean_tell_live_from_stale_and_remove_only_the_stale(tmp_path):
     xdg = tmp_path / "xdg"
     xdg.mkdir(mode=0o700)

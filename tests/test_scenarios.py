@@ -181,6 +181,7 @@ async def _reload(s: Scenario):  # type: ignore[no-untyped-def]
     return future
 
 
+@pytest.mark.slow
 def test_two_thousand_stops_each_killed_at_its_own_deadline(scenarios):
     names = [f"p{n}" for n in range(2000)]
     s = scenarios([spec(n, stop_timeout=3, kill_timeout=5) for n in names],

@@ -134,6 +134,7 @@ cmd = [{toml_str(PY)}, "-c", {toml_str(TRAPS)}]
     return path
 
 
+@pytest.mark.slow
 def test_from_the_command_line(tmp_path, child_reaper) -> None:  # type: ignore[no-untyped-def]
     d = Detached(tmp_path, config(tmp_path))
     try:
@@ -165,6 +166,7 @@ def test_the_readme_table_lists_it() -> None:
     assert "| `proctui signal NAME SIGNAL` |" in readme
 
 
+@pytest.mark.slow
 def test_over_host_the_box_reads_the_name_and_the_journal_says_who(box):  # noqa: F811
     d, env = box
     where = ("--host", "box", "--run-dir", str(d.run_dir))

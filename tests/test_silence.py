@@ -32,6 +32,7 @@ def once(name: str, trigger: Path, **kw: object):
     return replace(s, argv=(*s.argv, str(trigger)))
 
 
+@pytest.mark.slow
 def test_a_quiet_process_is_marked_and_the_next_line_clears_it(harness, tmp_path):
     trigger = tmp_path / "speak"
     h = harness([once("quiet", trigger, silence_warning=1.0),
@@ -83,6 +84,7 @@ def test_bad_durations_are_one_line(tmp_path, value):
                                       ), str(info.value)
 
 
+@pytest.mark.slow
 async def test_the_console_row_says_silent(tmp_path):
     from tests.test_console import console, until
 

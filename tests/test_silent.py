@@ -69,6 +69,7 @@ def test_a_stopped_supervisor_is_one_line_and_exit_2(stopped, args):
     assert stopped.status()["svc"]["phase"] == "running"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("logs", "-f", "svc"), ("down",)])
 def test_a_client_waiting_for_events_notices_the_silence(stopped, args):
     """``logs -f`` and ``down`` wait for as long as events take, but ping meanwhile: a
@@ -110,6 +111,7 @@ def test_attach_to_a_stopped_supervisor_says_so_instead_of_a_blank_screen(stoppe
             pty.proc.kill()
 
 
+@pytest.mark.slow
 def test_an_attached_console_reconnects_when_the_supervisor_stops_answering(stopped):
     """Silent past its timeout, the supervisor is a dropped link: the console says
     "reconnecting" and why, refuses keys that act, and is back by itself once the
@@ -139,6 +141,7 @@ def test_an_attached_console_reconnects_when_the_supervisor_stops_answering(stop
     assert d.status()["hung"]["phase"] == "running"
 
 
+@pytest.mark.slow
 def test_a_full_backlog_is_not_answering_too(stopped):
     """Stopped long enough, its listen backlog fills and even connecting would wait: the
     connect has its timeout too, and the pid comes from the lock file."""
@@ -164,6 +167,7 @@ def test_a_full_backlog_is_not_answering_too(stopped):
             sock.close()
 
 
+@pytest.mark.slow
 def test_down_shows_no_countdown_a_stopped_supervisor_is_not_keeping(tmp_path, detached,  # noqa: F811
                                                                      monkeypatch):
     """down worked its countdowns out from the last views: with the supervisor stopped,
@@ -190,6 +194,7 @@ def test_down_shows_no_countdown_a_stopped_supervisor_is_not_keeping(tmp_path, d
     assert "SIGKILL in 0.0s" not in out, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("status",), ("attach",)])
 def test_a_supervisor_seen_stopped_is_said_at_once(tmp_path, detached, monkeypatch,  # noqa: F811
                                                    args):

@@ -33,6 +33,10 @@ from tests import table as commands
 from tests.children import POLITE
 from tests.conftest import all_ended, pyspec, wait_until
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 FLOOD = "import sys\nwhile True:\n    sys.stdout.write('flood ' + 'x' * 94 + '\\n')\n"
 HELD = 2 << 20  # what sshd's channel window holds on the way
 

@@ -29,6 +29,10 @@ from tests.conftest import PY, alive, processes_with_token, wait_until
 from tests.sshd import Sshd, sshd_server  # noqa: F401  (the fixture sshd)
 from tests.test_detach import Detached, write_config
 
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
+
 
 def ctl(env: dict[str, str], *args: str, timeout: float = 90.0) -> \
         subprocess.CompletedProcess[str]:

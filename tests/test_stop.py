@@ -64,6 +64,7 @@ def test_term_ignored_is_killed_at_the_deadline(harness):
     assert exit_status_for([outcome]) == 1
 
 
+@pytest.mark.slow
 def test_extend_moves_the_deadline(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=3.0, extend_step=1.5)])
     h.wait_output("stub", "ready")
@@ -80,6 +81,7 @@ def test_extend_moves_the_deadline(harness):
     assert 4.45 <= waited < 5.5, waited
 
 
+@pytest.mark.slow
 def test_extend_by_n_seconds_in_the_kill_phase(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=0.2, kill_timeout=2.0)],
                 os_layer=UnkillableOS())
@@ -376,6 +378,7 @@ def test_stop_all_runs_in_parallel(harness):
     assert all(o.kind is OutcomeKind.KILLED for _, o in h.sup.snapshot().final())
 
 
+@pytest.mark.slow
 def test_deadline_holds_while_the_frontend_stalls(harness):
     h = harness([pyspec("stub", STUBBORN, stop_timeout=1.0)])
     h.wait_output("stub", "ready")

@@ -131,6 +131,7 @@ def test_no_signal_by_default_so_the_deadline_kills(harness):
     assert [s.signal for s in outcome.sent if s.signal != signal.SIGCONT] == [signal.SIGKILL]
 
 
+@pytest.mark.slow
 def test_a_hung_command_is_killed_with_its_group_at_the_deadline(harness, tmp_path):
     pids = tmp_path / "pids"
     hang = f'sleep 60 & echo $! > {pids}; echo $$ >> {pids}; wait'

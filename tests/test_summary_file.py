@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.children import POLITE, STUBBORN
 from tests.conftest import PY, alive, wait_until
 from tests.test_detach import proctui, toml_str
 from tests.test_hangup import handles_term, on_pty, py  # noqa: F401 (a fixture)
 
 
+@pytest.mark.slow
 def test_a_hangup_leaves_the_summary_in_the_run_directory_and_its_log(on_pty):  # noqa: F811
     console = on_pty("--stop-timeout", "1", f"web={py(POLITE)}", f"stub={py(STUBBORN)}")
     pids = console.pids(2)
@@ -30,6 +33,7 @@ def test_a_hangup_leaves_the_summary_in_the_run_directory_and_its_log(on_pty):  
     assert "proctui | summary:" in log and "proctui |   stub  killed with SIGKILL" in log
 
 
+@pytest.mark.slow
 def test_every_run_keeps_its_summary_and_a_quiet_end_writes_no_log(tmp_path):
     run_dir = tmp_path / "run"
     got = subprocess.run([PY, "-m", "proctui", "run", "--headless", "--run-dir", str(run_dir),

@@ -260,6 +260,7 @@ def test_long_outcomes_and_commands_fold_at_words_not_at_the_edge():
         assert outcome in words and f"stop{name}uid0" in "".join(words.split()), lines
 
 
+@pytest.mark.slow
 def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
     """Three processes started within milliseconds and running since: the picture runs to
     now ("2.5s in all" and more), each lane drawn, not to the last entry ("0.0s in all",
@@ -291,6 +292,7 @@ def test_a_run_still_going_is_drawn_up_to_now(tmp_path):
     assert span and float(span.group(1)) < 60, ended.stdout.decode()
 
 
+@pytest.mark.slow
 def test_extend_at_a_question_is_journaled_as_the_decision_it_is(tmp_path):
     """`proctui extend NAME 5` answering a question was written as an extension, never
     as a decision, and the timeline's command list did not say by how much."""

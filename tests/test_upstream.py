@@ -12,12 +12,15 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from proctui.frontends.upstream import Upstream
 from tests.children import SLOW
 from tests.conftest import PY, processes_with_token, wait_until
 from tests.test_detach import toml_str
 
 
+@pytest.mark.slow
 def test_a_proctui_under_proctui_is_ready_says_its_status_and_is_never_killed_mid_stop(
         tmp_path: Path, child_reaper: str) -> None:
     inner = tmp_path / "inner.toml"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from proctui.commands.kill import Kill
 from proctui.commands.start import Start
 from proctui.commands.stop import Stop
@@ -44,6 +46,7 @@ def problems(v: ProcessView) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_snapshots_stay_consistent_through_a_thousand_short_runs(child_reaper):
     names = [f"p{i}" for i in range(20)]
     specs = [spec(n, "exec sleep 0.02" if i % 2 else "echo hi; exec sleep 5", stop_timeout=0.05,

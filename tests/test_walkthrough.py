@@ -7,9 +7,15 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from proctui.frontends.console.dialogs import AskScreen
 from proctui.frontends.console.keys import readme_table
 from tests.test_console import demo_console, screen, until
+
+# The real console on a pty, the wheel, ssh or hundreds of processes: the second
+# CI stage (README: "Tests").
+pytestmark = pytest.mark.slow
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

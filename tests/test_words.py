@@ -82,6 +82,7 @@ def test_the_words_for_a_kill_that_reached_nobody_or_only_a_leader_already_gone(
     assert killed.text == "killed with SIGKILL by operator 0.0s after the stop request"
 
 
+@pytest.mark.slow
 def test_three_sigints_while_five_hundred_processes_start(tmp_path, child_reaper):
     """Every process is reported as what it is: one with a pid never "not started", one
     abandoned only if it really is left running, and no PID file for one that is gone."""

@@ -10,6 +10,7 @@ import random
 import time
 from collections.abc import Callable
 
+import pytest
 from rich.console import Console
 from rich.text import Text
 from textual.app import App
@@ -249,6 +250,7 @@ async def test_end_and_page_down_reach_the_newest_line():
         assert shown(view)[-len(last):] == last
 
 
+@pytest.mark.slow
 async def test_a_held_line_stays_on_top_while_lines_arrive_and_old_ones_leave():
     buffer = OutputBuffer(2000)
     buffer.append(Stream.STDOUT, [long_line(i) for i in range(1500)])
@@ -362,6 +364,7 @@ LONG = f"p=for i in $(seq 0 99); do echo \"line $i {WORDS}\"; done; echo FINAL L
 THUMB_EDGES = "▁▂▃▄▅▆▇"  # a thumb's ends are eighths of a cell; its middle is reversed
 
 
+@pytest.mark.slow
 def test_the_thumb_on_a_real_screen_is_a_window_of_the_rows(installed, tmp_path):
     """The installed console on a pty read through pyte: 100 lines of three rows each
     in a 25-row pane make a thumb of about two cells (25 of 301 rows), at the bottom
