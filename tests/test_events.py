@@ -57,9 +57,16 @@ class Watcher:
         return [json.loads(line) for line in list(self.lines)]
 
     def wait_for(self, kind: str, name: str | None = None, timeout: float = 30.0) -> dict:  # type: ignore[type-arg]
-        return wait_until(lambda: next((e for e in self.events() if e["event"] == kind
-                                        and (name is None or e["name"] == name)), None),
-                          timeout=timeout, what=f"event {kind} {name}")  # type: ignore[return-value]
+        try:
+            return wait_until(lambda: next((e for e in self.events() if e["event"] == kind
+                                            and (name is None or e["name"] == name)), None),
+                              timeout=timeout, what=f"event {kind} {name}")  # type: ignore[return-value]
+        except AssertionError as e:
+            said = ""
+            if self.proc.poll() is not None and self.proc.stderr is not None:
+                said = f"; it exited {self.proc.returncode}: {self.proc.stderr.read()!r}"
+            raise AssertionError(f"{e}; got {[x['event'] for x in self.events()]}{said}") \
+                from None
 
     def finish(self, timeout: float = 30.0) -> int:
         try:
@@ -69,6 +76,8 @@ class Watcher:
                 self.proc.kill()
                 self.proc.wait()
         self.thread.join(5)
+        if code != 0 and self.proc.stderr is not None:
+            print(f"events {self.proc.args[4:]} exited {code}: {self.proc.stderr.read()!r}")
         return code
 
 
@@ -130,6 +139,54 @@ def test_events_json_follows_a_run_from_hello_to_end(tmp_path, detached):  # noq
     assert "stubborn: stop timeout reached: waiting for a decision" in text, text
     assert "stopping everything (proctui down)" in text, text
     assert words.lines[-1].endswith("the supervisor has ended (exit status 1)")
+
+
+@pytest.mark.slow
+def test_a_reader_without_the_journal_file_gets_the_last_page_before_the_goodbye(
+        tmp_path, detached, monkeypatch):  # noqa: F811
+    """Over --host there is no journal file to read the rest from: the supervisor's
+    goodbye waits for an events reader to ask for the pages its last state announced.
+    The reader is made slow to ask on purpose (as a reader at the end of a long link is);
+    before, the connection closed first and the last outcomes and the end were lost."""
+    import io
+    import time
+
+    from proctui.frontends import events
+    from proctui.remote.client import Connection
+
+    path = tmp_path / "quiet.toml"
+    path.write_text(f"""
+[processes.quiet]
+cmd = [{toml_str(PY)}, "-c", "import time; print('ready', flush=True); time.sleep(300)"]
+ready = {{ log = "ready" }}
+""")
+    d = detached(path)
+    conn = Connection.open(d.run_dir)
+    call = conn.call
+
+    def slow_call(request):  # type: ignore[no-untyped-def]
+        if conn.state.all_ended:
+            time.sleep(0.5)  # the last state is here: its page is asked for late
+        return call(request)
+
+    monkeypatch.setattr(conn, "call", slow_call)
+    out = io.StringIO()
+    got: list[int] = []
+    reader = threading.Thread(target=lambda: got.append(
+        events.stream(conn, True, [], out, local=False)), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: '"event": "hello"' in out.getvalue(), what="the hello")
+        assert proctui("down", "--run-dir", str(d.run_dir), cwd=tmp_path).returncode == 0
+        reader.join(30)
+    finally:
+        conn.close()
+    said = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = [e["event"] for e in said]
+    assert got == [0], kinds
+    assert "shutdown-ended" in kinds, kinds
+    assert any(e["event"] == "outcome" and e["name"] == "quiet" for e in said), kinds
+    assert kinds[-1] == "end" and said[-1]["exit_status"] is not None
 
 
 def test_events_without_a_supervisor_is_one_line_and_exit_2(tmp_path):

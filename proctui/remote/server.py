@@ -40,6 +40,7 @@ from proctui import __version__
 from proctui.commands.notice import Notice
 from proctui.commands.store_rebuilt import StoreRebuilt
 from proctui.commands.usage import WantUsage
+from proctui.core.reply import EventsPage
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
@@ -201,6 +202,14 @@ class Server:
                 await c.writer.drain()
                 if last or push.caught_up(c, self.core.output.buffer):
                     break
+            if c.kind == "events":
+                # It asks for the pages the last state announced: closing first lost the
+                # last outcomes over --host (no journal file there to read them from).
+                # Bounded, as every flush is, by the goodbye's own limit.
+                announced = self.core.snapshot().journal_seq
+                while c.events_read < announced:
+                    c.paged.clear()
+                    await c.paged.wait()
             if c.window is not None:
                 # A socket closed with unread bytes resets the client's end, and it took
                 # the reset for a link that failed (not the goodbye) and dialled again.
@@ -293,6 +302,9 @@ class Server:
                 await asyncio.sleep(0)  # (a flood of them must let the other clients in)
                 continue
             c.writer.write(wire.dumps(encode_reply(answer, dispatch.reply_id(message))))
+            if isinstance(answer, EventsPage) and answer.ok:
+                c.events_read = max(c.events_read, answer.next)
+                c.paged.set()
             if c.writer.transport.get_write_buffer_size() > pages.MAX_QUEUED:
                 return  # asks and never reads: its bytes are not ours to hold
             try:  # a client that sends but never reads waits here, for a while

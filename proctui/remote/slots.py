@@ -45,6 +45,10 @@ class Client:
     opened: float = field(default_factory=time.monotonic)
     window: Window | None = None  # the pushes on the way, when it acknowledges them
     turn: int = 0  # whose output the next push begins with (push.output)
+    # An events reader: the journal number its pages have reached, and a bell each time
+    # it gets one (its goodbye waits for the last page: server._flush).
+    events_read: int = -1
+    paged: asyncio.Event = field(default_factory=asyncio.Event)
 
     def has_all(self, name: str, mark: Mark) -> bool:
         """Was it sent all of ``name``'s output up to ``mark`` (its buffer's Mark)?"""
