@@ -191,3 +191,90 @@ def test_a_kill_ends_the_command_too(harness):
     assert outcome.text.startswith("killed with SIGKILL by operator"), outcome.text
     h.wait_notice("stub", "stop command killed (SIGKILL to its group): the process is "
                           "being killed")
+
+
+# -- what a stop command or a probe leaves behind (issue: "Nothing from outside stops it") --
+
+def _escape(pidfile: Path, seconds: int) -> str:
+    """Shell: a sleep in a session of its own, and wait until it is there (its pid
+    written after setsid): killed before, it would have died in the group, not escaped."""
+    return (f"setsid sh -c 'echo $$ > {pidfile}; exec sleep {seconds}' & "
+            f"while [ ! -s {pidfile} ]; do sleep 0.01; done")
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def test_a_stop_commands_escaped_child_is_killed_and_named(harness, tmp_path):
+    """``kill $MAINPID; setsid sleep 3705 & exec sleep ...``: the sleep left the command's
+    group (a session of its own) and was orphaned with ppid 1 (4 of 4). It carries the
+    command's token: killed with it, and named."""
+    escaped = tmp_path / "escaped"
+    h = harness([pyspec("web", POLITE, stop_command=shell_argv(
+        f'kill "$MAINPID"; {_escape(escaped, 3705)}; exec sleep 0.3'))])
+    h.wait_output("web", "ready")
+    h.sup.send(Stop("web"))
+    outcome = h.outcome("web")
+    assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+    wait_until(lambda: _pids(escaped), 10, "the escaped sleep's pid")
+    (pid,) = _pids(escaped)
+    wait_until(lambda: not alive(pid), 10, "the escaped sleep killed (read in /proc)")
+    # The run ended first (its process was told to go): the command went with it.
+    h.wait_notice("web", f"it left pid {pid} running outside its group: killed with it")
+
+
+def test_a_stop_command_that_ends_first_has_its_escaped_child_killed_and_named(harness,
+                                                                             tmp_path):
+    escaped = tmp_path / "escaped"
+    h = harness([pyspec("web", POLITE, stop_command=shell_argv(
+        f'{_escape(escaped, 3707)}; exit 0'), stop_command_then_signal=True)])
+    h.wait_output("web", "ready")
+    h.sup.send(Stop("web"))
+    outcome = h.outcome("web")
+    assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+    (pid,) = _pids(escaped)
+    wait_until(lambda: not alive(pid), 10, "the escaped sleep killed (read in /proc)")
+    h.wait_notice("web", f"stop command left pid {pid} running outside its group: "
+                         "killed with it")
+
+
+def test_a_missing_stop_command_falls_back_to_the_stop_signal_and_says_so(harness):
+    """As systemd does after a failed ExecStop: the stop signal goes at once (not the
+    kill at the deadline, without a word), and the pane says why."""
+    h = harness([pyspec("web", POLITE, stop_timeout=30, stop_command=("/nonexistent/stop",))])
+    h.wait_output("web", "ready")
+    started = time.monotonic()
+    h.sup.send(Stop("web"))
+    outcome = h.outcome("web")
+    assert outcome.kind is OutcomeKind.STOPPED, outcome.text
+    assert time.monotonic() - started < 10  # not the 30 s deadline's kill
+    assert signal.SIGTERM in [s.signal for s in outcome.sent]
+    h.wait_notice("web", "stop command failed to start (")
+    said = notices(h, "web")
+    assert any(t.startswith("stop command failed to start (") and
+               "SIGTERM sent to process group" in t and "instead; SIGKILL in" in t
+               for t in said), said
+
+
+def test_a_probes_children_are_killed_after_each_attempt(harness, tmp_path):
+    """``ready = { exec = "sleep 2005 & exit 1" }``: each attempt left a sleep with ppid
+    1, and with setsid its group survived too. Every attempt's children, in its group or
+    escaped from it, are gone once the attempt ends (read in /proc)."""
+    from proctui.config.spec import ReadyCheck
+
+    kept = tmp_path / "probe-children"
+    probe = shell_argv(f'sleep 2005 & echo $! >> {kept}; '
+                       f'setsid sleep 2006 & echo $! >> {kept}; exit 1')
+    h = harness([pyspec("web", POLITE, ready=ReadyCheck(exec=probe, interval=0.2))])
+    h.wait_output("web", "ready")
+    wait_until(lambda: len(_pids(kept)) >= 6, 20, "three attempts")
+    # Every attempt but the newest (perhaps still running) has ended, and its children
+    # with it.
+    done = _pids(kept)[:-2]
+    wait_until(lambda: not any(alive(p) for p in done), 10,
+               f"no child of an ended attempt alive: {[p for p in done if alive(p)]}")
+    h.sup.send(Stop("web"))
+    h.outcome("web")
+    wait_until(lambda: not any(alive(p) for p in _pids(kept)), 10,
+               "every probe's child gone after the stop")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from proctui.core.life import effects as fx
 from proctui.core.life import inputs as i
 from proctui.core.life import machine as life
-from proctui.core.life.outcome import EndKind, ExitStatus
+from proctui.core.life.outcome import EndKind, ExitStatus, pids_phrase
 from proctui.core.life.state import Escapee, Proc, RunState
 from proctui.core.os.group import Leader
 from proctui.core.os.housekeeping import Housekeeping
@@ -504,7 +504,13 @@ class Executor:
             h.checks.close()
             h.checks = None
         if h.stop_command is not None:
-            h.stop_command.close()
+            left = h.stop_command.close()
+            if left is not None:
+                # The run ended before its stop command did: the command goes with it,
+                # and what escaped its group is named (it was orphaned, unsaid, before).
+                self.say(p.name, "stop command killed (SIGKILL to its group): the run "
+                         "ended first" + (f"; it left {pids_phrase(left)} running outside "
+                                          "its group: killed with it" if left else ""))
         self.speech.ended(p.name)
         run = p.run
         if e.keep_leader and h.popen is not None and (run is None or run.exit is None):

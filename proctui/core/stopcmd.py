@@ -202,12 +202,16 @@ class StopCommand:
             self.show(MARK + line)
             self.log((MARK + line + "\n").encode("utf-8", "backslashreplace"))
 
-    def close(self) -> None:
-        """proctui is closing (or the run was given up): it goes now, reported or not."""
+    def close(self) -> list[int] | None:
+        """The run is over (or proctui is closing): it goes now. Returns None when it had
+        already ended, else what of it had left its group (killed with it), for the
+        caller to name: its end is no longer reported as a fact of the run."""
+        left: list[int] | None = None
         if not self._done and self.proc is not None:
             self._killed = "proctui is closing"
             self._done = True
             self._cancel_timer()
+            left = helper_escapees(self.token, self.proc.pid, self.os, self.leaders)
             end_helper(self.proc, self.token, self.os, self.leaders)
             self.helpers.discard(self.proc.pid)
         if self._pidfd is not None:
@@ -218,6 +222,7 @@ class StopCommand:
             self.loop.remove_reader(self._fd)
             os.close(self._fd)
             self._fd = None
+        return left
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
