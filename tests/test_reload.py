@@ -145,6 +145,38 @@ def test_no_reload_while_everything_stops(harness):
     assert not reply.ok and reply.text == "not reloaded: everything is stopping"
 
 
+def test_a_reload_too_slow_to_read_is_refused_and_never_applied(harness, monkeypatch):
+    """A config that takes longer to read than the bound (a pathological file, a hung
+    NFS mount): the reply says nothing changed, and when the read ends later its result
+    is dropped (it was applied 30 s after the client had given up)."""
+    import threading
+
+    from proctui.commands import reload as reload_command
+
+    monkeypatch.setattr(reload_command, "READ_LIMIT", 0.3)
+    a = pyspec("a", POLITE)
+    release = threading.Event()
+    read = threading.Event()
+
+    def slow() -> list[ProcessSpec]:
+        release.wait(30)
+        read.set()
+        return [a, pyspec("b", POLITE)]
+
+    h = harness([a], reload_from=slow)
+    h.wait_output("a", "ready")
+    reply = h.sup.send(Reload()).result(10)
+    assert not reply.ok and reply.text == ("reload: reading the config took more than "
+                                           "0.3s: nothing changed"), reply
+    release.set()
+    assert read.wait(10)
+    # The engine would take the late read's result in a later pass: look after one more
+    # command has been answered, and a moment more.
+    assert h.sup.send(Stop("nope")).result(10).fault is Fault.UNKNOWN_NAME
+    h.pump(0.3)
+    assert [v.name for v in h.sup.snapshot().views] == ["a"]
+
+
 # -- the command, against a detached supervisor -------------------------------------------
 
 

@@ -23,6 +23,10 @@ from proctui.core.reply import Done, Fault, failed
 if TYPE_CHECKING:
     from proctui.core.engine import Engine
 
+# Seconds the config file may take to be read and checked (a 2 MB word took 60 s before
+# shell splitting was made linear); half the control clients' answer timeout.
+READ_LIMIT = 5.0
+
 
 @dataclass(frozen=True)
 class Reload(Command):
@@ -57,9 +61,17 @@ class Reload(Command):
 
         async def read_then_carry_out() -> None:
             try:
-                specs = await asyncio.to_thread(load)
+                # Bounded, well within a client's wait for the answer: a read that took
+                # longer was applied after the client had said "not answering", and a
+                # reload reported as failed must never happen. Its late result is dropped.
+                specs = await asyncio.wait_for(asyncio.to_thread(load), READ_LIMIT)
             except ConfigError as e:
                 engine.answer_later(answer, failed(Fault.BAD_VALUE, str(e)))
+                return
+            except TimeoutError:
+                engine.answer_later(answer, failed(
+                    Fault.REFUSED, f"reload: reading the config took more than "
+                                   f"{READ_LIMIT:g}s: nothing changed"))
                 return
             reload.carry_out(engine, specs, answer)
 
