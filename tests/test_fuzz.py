@@ -398,9 +398,13 @@ def _typed(value: object, hint: object) -> bool:
     if origin in (typing.Union, types.UnionType):
         return any(_typed(value, h) for h in typing.get_args(hint))
     if origin is tuple:
-        item = typing.get_args(hint)[0]
-        return isinstance(value, tuple) and all(
-            _typed(v, item) if not isinstance(item, tuple) else True for v in value)
+        args = typing.get_args(hint)
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: every item an X
+            return all(_typed(v, args[0]) for v in value)
+        # tuple[A, B]: each place its own type (a name, then an outcome or None)
+        return len(value) == len(args) and all(_typed(v, h) for v, h in zip(value, args))
     if hint is type(None):
         return value is None
     if hint is bool:
