@@ -404,7 +404,8 @@ def _typed(value: object, hint: object) -> bool:
         if len(args) == 2 and args[1] is Ellipsis:  # tuple[X, ...]: every item an X
             return all(_typed(v, args[0]) for v in value)
         # tuple[A, B]: each place its own type (a name, then an outcome or None)
-        return len(value) == len(args) and all(_typed(v, h) for v, h in zip(value, args))
+        return len(value) == len(args) and all(
+            _typed(v, h) for v, h in zip(value, args, strict=True))
     if hint is type(None):
         return value is None
     if hint is bool:
