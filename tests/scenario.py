@@ -94,6 +94,9 @@ class FakeExecutor:
         if name is not None and name in self.buffers:
             self.buffers[name].append(Stream.PROCTUI, [text])
 
+    def due_deadlines(self, now: float) -> list[tuple[str, object]]:
+        return []  # the fake clock fires every timer itself, in order
+
     def flush_said(self) -> None:
         pass
 

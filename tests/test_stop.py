@@ -390,6 +390,34 @@ def test_deadline_holds_while_the_frontend_stalls(harness):
     assert view.kill_sent_at - view.stop_requested_at < 1.5
 
 
+@pytest.mark.slow
+def test_a_deadline_is_not_held_up_by_a_long_batch_of_looks(harness, monkeypatch):
+    """The looks after many processes ended are one batch on the core's loop; a deadline
+    that came meanwhile waited for the whole batch (the last of 500 SIGKILLs landed half
+    a second late). Here each look is made slow on purpose (0.4 s): the kill must wait
+    for one look at most, not for all of them."""
+    from proctui.core.executor import Executor
+
+    look = Executor._look
+
+    def slow_look(self, p, run, h, newer_than):  # type: ignore[no-untyped-def]
+        if p.name.startswith("quick"):
+            time.sleep(0.4)
+        return look(self, p, run, h, newer_than)
+
+    quick = [pyspec(f"quick{n}", POLITE) for n in range(8)]
+    h = harness([*quick, pyspec("stub", STUBBORN, stop_timeout=0.3)])
+    for name in [q.name for q in quick] + ["stub"]:
+        h.wait_output(name, "ready")
+    monkeypatch.setattr(Executor, "_look", slow_look)
+    h.sup.send(StopAll())
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.kind is OutcomeKind.KILLED, outcome.text
+    late = view.kill_sent_at - (view.stop_requested_at + 0.3)
+    assert late < 0.75, f"SIGKILL {late:.2f}s after its deadline"
+
+
 def test_stopped_process_gets_sigcont(harness):
     h = harness([pyspec("frozen", POLITE, stop_timeout=5)])
     h.wait_output("frozen", "ready")

@@ -168,12 +168,23 @@ class Engine:
             return
         self._taking = True
         try:
-            while self._inbox:
-                target, ev = self._inbox.popleft()
-                self._take(target, ev)
+            self._drain()
         finally:
             self._taking = False
         self._publish_soon()
+
+    def _drain(self) -> None:
+        """Take the inbox, and between two of its events any deadline that has come
+        meanwhile: a long batch (the looks after 2,000 kills, each a step and its
+        bookkeeping) held the loop, and the deadlines' timers waited for its end (the
+        last SIGKILL of 500 landed half a second late)."""
+        while self._inbox:
+            come = self.executor.due_deadlines(self.clock())
+            if come:
+                self._urgent_batch(come)
+                continue
+            target, ev = self._inbox.popleft()
+            self._take(target, ev)
 
     def urgent(self, name: str, event: object) -> None:
         """A deadline come: every one that comes in this turn of the loop is taken
@@ -191,31 +202,34 @@ class Engine:
             self._inbox.extend(due)
             return
         self._taking = True
-        later: list[tuple[str, fx.Effect]] = []
-        facts: list[tuple[str, object]] = []
         try:
-            for name, event in due:
-                if name not in self.table:
-                    continue
-                p, effects = self.table.take(name, event, self.clock())
-                self._watch(p)
-                for effect in effects:
-                    if type(effect) is fx.Signal:
-                        facts += [(name, fact) for fact in self._effect(p, effect)]
-                    else:
-                        later.append((name, effect))
-            for name, effect in later:
-                now = self.table.get(name)
-                if now is not None:
-                    facts += [(name, fact) for fact in self._effect(now, effect)]
-            for name, fact in facts:
-                self._take(name, fact)
-            while self._inbox:
-                target, ev = self._inbox.popleft()
-                self._take(target, ev)
+            self._urgent_batch(due)
+            self._drain()
         finally:
             self._taking = False
         self._publish_soon()
+
+    def _urgent_batch(self, due: list[tuple[str, object]]) -> None:
+        """Deadlines come together: each one's step, its signal sent at once; then the
+        bookkeeping of them all, and the facts the signals brought."""
+        later: list[tuple[str, fx.Effect]] = []
+        facts: list[tuple[str, object]] = []
+        for name, event in due:
+            if name not in self.table:
+                continue
+            p, effects = self.table.take(name, event, self.clock())
+            self._watch(p)
+            for effect in effects:
+                if type(effect) is fx.Signal:
+                    facts += [(name, fact) for fact in self._effect(p, effect)]
+                else:
+                    later.append((name, effect))
+        for name, effect in later:
+            now = self.table.get(name)
+            if now is not None:
+                facts += [(name, fact) for fact in self._effect(now, effect)]
+        for name, fact in facts:
+            self._take(name, fact)
 
     def command(self, execute: Callable[[Engine], object],
                 future: concurrent.futures.Future[Any],
