@@ -214,3 +214,23 @@ def test_the_subreaper_reaps_orphans_nobody_waits_for(harness):
 
     wait_until(lambda: not zombies(), timeout=10, what="orphans to be reaped")
     assert sys.platform.startswith("linux")
+
+
+def test_a_walk_of_our_tree_stops_now_and_then_for_what_cannot_wait(monkeypatch):
+    """A walk of 4,000 processes takes 160 ms; deadlines that come meanwhile are taken
+    in between (the engine's hook): the walk calls it every BETWEEN_EVERY processes."""
+    import subprocess
+
+    from proctui.core.os import procfs
+
+    monkeypatch.setattr(procfs, "BETWEEN_EVERY", 2)
+    children = [subprocess.Popen(["sleep", "60"]) for _ in range(8)]
+    try:
+        calls: list[int] = []
+        table = procfs.scan_tree([os.getpid()], lambda: calls.append(1))
+        assert {c.pid for c in children} <= set(table.stats)
+        assert len(calls) >= 4, calls
+    finally:
+        for c in children:
+            c.kill()
+            c.wait()

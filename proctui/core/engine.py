@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -74,6 +75,8 @@ class Engine:
         self.specs = tuple(specs)
         self.reload_from = reload_from  # reads the config again (raises ConfigError)
         self.os = os_layer
+        self._thread = threading.get_ident()  # the core's: made on its loop
+        os_layer.between = self._deadlines_between
         self.run_dir = run_dir
         self.events = events
         self.leftover_defaults = leftover_defaults
@@ -204,6 +207,34 @@ class Engine:
         self._taking = True
         try:
             self._urgent_batch(due)
+            self._drain()
+        finally:
+            self._taking = False
+        self._publish_soon()
+
+    def _deadlines_between(self) -> None:
+        """During a long walk of /proc (160 ms at 4,000 processes) that nothing is being
+        taken around: the deadlines come meanwhile go now, their signals first. Their
+        own looks use the walk before (no walk inside a walk); the rest of what they
+        bring waits in the inbox for the walk's end."""
+        if self._taking or threading.get_ident() != self._thread:
+            return
+        come = self.executor.due_deadlines(self.clock())
+        if not come:
+            return
+        self._taking = True
+        try:
+            with self.os.one_walk():
+                self._urgent_batch(come)
+        finally:
+            self._taking = False
+        self.loop.call_soon(self._drain_soon)
+
+    def _drain_soon(self) -> None:
+        if self._taking or not self._inbox:
+            return
+        self._taking = True
+        try:
             self._drain()
         finally:
             self._taking = False

@@ -12,7 +12,7 @@ import ctypes
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from proctui.core.life.outcome import ExitStatus
 from proctui.core.os import procfs
@@ -31,6 +31,9 @@ class OSLayer:
         self._all: tuple[float, ProcTable] | None = None
         self._tree_kids: set[int] = set()
         self._same = False  # inside one_walk()
+        # Called now and then during a walk of our tree (the engine takes the deadlines
+        # that came meanwhile); None: nothing.
+        self.between: Callable[[], None] | None = None
 
     # -- this process ------------------------------------------------------------------
 
@@ -107,7 +110,7 @@ class OSLayer:
                 return tree[1]
         elif tree is not None and now - tree[0] <= max_age:
             return tree[1]
-        table = procfs.scan_tree([os.getpid()])
+        table = procfs.scan_tree([os.getpid()], self.between)
         self._tree = (now, table)
         self._tree_kids = set(table.kids.get(os.getpid(), ()))
         return table
