@@ -167,10 +167,15 @@ class Engine:
     def post(self, name: str | None, event: object) -> None:
         """An input, on the core's loop: taken now, or right after the one being taken."""
         self._inbox.append((name, event))
-        if self._taking:
-            return
+        if not self._taking:
+            self._take_all()
+
+    def _take_all(self, due: list[tuple[str, object]] | None = None) -> None:
+        """Take the deadlines ``due`` first, then the inbox; then publish, soon."""
         self._taking = True
         try:
+            if due:
+                self._urgent_batch(due)
             self._drain()
         finally:
             self._taking = False
@@ -204,13 +209,7 @@ class Engine:
         if self._taking:  # (never: the loop calls us between drains)
             self._inbox.extend(due)
             return
-        self._taking = True
-        try:
-            self._urgent_batch(due)
-            self._drain()
-        finally:
-            self._taking = False
-        self._publish_soon()
+        self._take_all(due)
 
     def _deadlines_between(self) -> None:
         """During a long walk of /proc (160 ms at 4,000 processes) that nothing is being
@@ -231,14 +230,8 @@ class Engine:
         self.loop.call_soon(self._drain_soon)
 
     def _drain_soon(self) -> None:
-        if self._taking or not self._inbox:
-            return
-        self._taking = True
-        try:
-            self._drain()
-        finally:
-            self._taking = False
-        self._publish_soon()
+        if not self._taking and self._inbox:
+            self._take_all()
 
     def _urgent_batch(self, due: list[tuple[str, object]]) -> None:
         """Deadlines come together: each one's step, its signal sent at once; then the
