@@ -207,12 +207,13 @@ def _pids(path: Path) -> list[int]:
 
 
 def test_a_stop_commands_escaped_child_is_killed_and_named(harness, tmp_path):
-    """``kill $MAINPID; setsid sleep 3705 & exec sleep ...``: the sleep left the command's
+    """``setsid sleep 3705 & kill $MAINPID; exec sleep ...``: the sleep left the command's
     group (a session of its own) and was orphaned with ppid 1 (4 of 4). It carries the
-    command's token: killed with it, and named."""
+    command's token: killed with it when the run ends first, and named. (The sleep is in
+    its own session before the kill: killed sooner, it died in the group, unescaped.)"""
     escaped = tmp_path / "escaped"
     h = harness([pyspec("web", POLITE, stop_command=shell_argv(
-        f'kill "$MAINPID"; {_escape(escaped, 3705)}; exec sleep 0.3'))])
+        f'{_escape(escaped, 3705)}; kill "$MAINPID"; exec sleep 0.3'))])
     h.wait_output("web", "ready")
     h.sup.send(Stop("web"))
     outcome = h.outcome("web")
