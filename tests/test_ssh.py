@@ -510,3 +510,97 @@ def test_the_whole_story_over_ssh_drop_come_back_decide_detach_and_down(box, chi
     assert re.search(r"hung +killed with SIGKILL by operator", got.stdout), got.stdout
     assert "svc: stopped after" in got.stdout, got.stdout
     wait_until(lambda: not alive(d.pid), timeout=30, what="the supervisor to end")
+
+
+def test_a_fleet_status_and_down_two_boxes_and_one_lost(tmp_path, sshd: Sshd, child_reaper,
+                                                        monkeypatch):
+    """Two supervisors behind the box's sshd (each its own run directory), a third box
+    whose ssh finds nobody: `status --fleet` lists both and says why the third did not
+    answer; `down --fleet` stops both at once, each line after its box's name, one
+    summary with the box on every line, and the worst exit status (2: a box unreached)."""
+    env = sshd.env(child_reaper)
+    for key in ("PROCTUI_SSH", "PROCTUI_REMOTE"):
+        monkeypatch.setenv(key, env[key])
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    a = Detached(tmp_path / "a", write_config(tmp_path / "a", hung_timeout=0.5))
+    b = Detached(tmp_path / "b", write_config(tmp_path / "b", hung_timeout=0.5))
+    try:
+        fleet = tmp_path / "fleet.toml"
+        fleet.write_text(f'[boxes.alpha]\nssh = "box"\nrun_dir = "{a.run_dir}"\n\n'
+                         f'[boxes.beta]\nssh = "box"\nrun_dir = "{b.run_dir}"\n\n'
+                         '[boxes.gone]\nssh = "dead"\n')
+        got = ctl(env, "status", "--fleet", str(fleet))
+        assert got.returncode == 2, got.stdout  # gone did not answer
+        rows = [line.split() for line in got.stdout.splitlines()]
+        assert rows[1][:3] == ["alpha", "svc", "running"], got.stdout
+        assert {r[0] for r in rows[1:5]} == {"alpha", "beta"}, got.stdout
+        assert any(r[:3] == ["gone", "-", "no"] for r in rows), got.stdout
+        got = ctl(env, "down", "--fleet", str(fleet))
+        assert got.returncode == 2, got.stdout
+        lines = got.stdout.splitlines()
+        assert any(re.match(r"alpha +proctui \| hung: stop timeout \(0.5s\) reached: SIGKILL",
+                            line) for line in lines), got.stdout
+        assert any(re.match(r"beta +proctui \| stopping everything", line) for line in lines)
+        summary = lines[lines.index("proctui | summary:") + 1:]
+        assert [line.split()[2:5] for line in summary[:4]] == [
+            ["alpha", "svc", "stopped"], ["alpha", "hung", "killed"],
+            ["beta", "svc", "stopped"], ["beta", "hung", "killed"]], got.stdout
+        assert len(summary) == 5 and summary[-1].startswith(
+            "proctui | gone   not reached: dead: ssh: connect to host"), got.stdout
+        wait_until(lambda: not alive(a.pid) and not alive(b.pid), timeout=20,
+                   what="both supervisors ended")
+    finally:
+        a.kill()
+        b.kill()
+
+
+def test_a_bad_fleet_file_is_one_line_naming_the_box_and_key(tmp_path):
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text('[boxes.alpha]\nssh = "box"\nport = 22\n')
+    got = subprocess.run([PY, "-m", "proctui", "down", "--fleet", str(fleet)],
+                         capture_output=True, text=True, timeout=60)
+    assert got.returncode == 2 and got.stdout == ""
+    assert got.stderr == (f"proctui: error: {fleet}: box 'alpha': key 'port': unknown key "
+                          "(known: ssh, run_dir, file)\n")
+
+
+def test_ctrl_c_during_a_fleet_down_reaches_every_box(tmp_path, sshd: Sshd, child_reaper,
+                                                      monkeypatch):
+    """Two boxes whose hung process waits 60 s for its stop: one ctrl+c to the fleet's
+    down kills what is still stopping on both, as it does on one box."""
+    env = sshd.env(child_reaper)
+    for key in ("PROCTUI_SSH", "PROCTUI_REMOTE"):
+        monkeypatch.setenv(key, env[key])
+    boxes = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        boxes.append(Detached(tmp_path / name, write_config(tmp_path / name,
+                                                            hung_timeout=60)))
+    try:
+        fleet = tmp_path / "fleet.toml"
+        fleet.write_text("".join(f'[boxes.{n}]\nssh = "box"\nrun_dir = "{d.run_dir}"\n'
+                                 for n, d in zip("ab", boxes, strict=True)))
+        down = subprocess.Popen([PY, "-m", "proctui", "down", "--fleet", str(fleet)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, stdin=subprocess.DEVNULL)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(down.stdout or ()),
+                                  daemon=True)
+        reader.start()
+        try:
+            wait_until(lambda: sum("svc: stopped after" in line for line in lines) == 2,
+                       timeout=30, what="svc stopped on both boxes")
+            down.send_signal(signal.SIGINT)
+            assert down.wait(30) == 1
+        finally:
+            if down.poll() is None:
+                down.kill()
+                down.wait()
+        reader.join(5)
+        text = "".join(lines)
+        assert "a  hung  killed with SIGKILL by operator" in text, text
+        assert "b  hung  killed with SIGKILL by operator" in text, text
+    finally:
+        for d in boxes:
+            d.kill()

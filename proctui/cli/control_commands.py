@@ -39,9 +39,14 @@ def where_options(*, short: bool = True, hosts: bool = False,
         click.option("--host", "host", metavar="DEST", envvar=HOST_ENV, multiple=hosts,
                      help="The supervisor on another machine, over ssh: anything ssh "
                           "accepts (user@box, an alias); -f and --run-dir are then the "
-                          f"box's. Also ${HOST_ENV}." + (" Repeat it for one table of "
-                                                         "several boxes." if hosts else "")),
+                          f"box's. Also ${HOST_ENV}." + (" Repeat it for several boxes at "
+                                                         "once." if hosts else "")),
     ]
+    if hosts:
+        options.append(click.option(
+            "--fleet", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+            help="Every box a fleet file names ([boxes.NAME] with ssh = DEST, and "
+                 "run_dir or file), with any --host."))
     if not remote:
         options = options[:2]
 
@@ -90,19 +95,34 @@ def _control(file: Path | None, run_dir: Path | None, call,  # type: ignore[no-u
 @where_options(hosts=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object, for scripts.")
 def status(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
-           as_json: bool) -> None:
+           fleet: Path | None, as_json: bool) -> None:
     """One row per process of a running supervisor: its state, pid, and its uptime, its
     countdown or how it ended."""
-    from proctui.frontends import control
     from proctui.frontends import status as table
 
-    if len(host) > 1:
+    if len(host) > 1 or fleet is not None:
         from proctui.frontends import hosts
 
-        sys.exit(hosts.status(host, lambda h: control.dialer(file, run_dir, h), as_json,
-                              sys.stdout))
+        names, dials = _boxes(host, fleet, file, run_dir)
+        sys.exit(hosts.status(names, dict(zip(names, dials, strict=True)).__getitem__,
+                              as_json, sys.stdout))
     _control(file, run_dir, lambda conn: table.status(conn, as_json, sys.stdout),
              host[0] if host else None)
+
+
+def _boxes(host: tuple[str, ...], fleet: Path | None, file: Path | None,
+           run_dir: Path | None) -> tuple[list[str], list[Callable[[], Any]]]:
+    """The boxes named by --fleet and --host: their names and how to reach each."""
+    from proctui.config import ConfigError
+    from proctui.config.fleet import boxes
+    from proctui.frontends import control
+
+    try:
+        found = boxes(host, fleet, file, run_dir)
+    except ConfigError as e:
+        fail(str(e))
+    return ([b.name for b in found],
+            [control.dialer(b.file, b.run_dir, b.ssh) for b in found])
 
 
 @click.command()
@@ -169,13 +189,21 @@ def events(file: Path | None, run_dir: Path | None, host: str | None, as_json: b
 
 
 @click.command()
-@where_options()
-def down(file: Path | None, run_dir: Path | None, host: str | None) -> None:
+@where_options(hosts=True)
+def down(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
+         fleet: Path | None) -> None:
     """Stop everything a running supervisor runs, with countdowns, and end it. Exits as
-    proctui run would have."""
+    proctui run would have. On several boxes (--host repeated, --fleet): all at once,
+    each line after its box's name, one summary, the worst exit status."""
     from proctui.frontends import control
 
-    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run(), host)
+    if len(host) > 1 or fleet is not None:
+        from proctui.frontends import hosts
+
+        names, dials = _boxes(host, fleet, file, run_dir)
+        sys.exit(hosts.down(names, dials, sys.stdout))
+    _control(file, run_dir, lambda conn: control.Down(conn, sys.stdout).run(),
+             host[0] if host else None)
 
 
 @click.command()

@@ -160,10 +160,14 @@ class Down:
         self.interrupts = 0
         self.ladder = Ladder(start=Rung.KILL)  # down has asked for the stop already
         self.said_quiet = False
+        self.summary: list[str] = []  # once everything has ended
 
-    def run(self) -> int:
+    def run(self, signals: bool = True, say_summary: bool = True) -> int:
+        """Stop everything and watch it end. ``signals``: take ctrl+c here (else the
+        caller passes it on with ``interrupt``: a fleet's down, from its main thread);
+        ``say_summary``: print the summary (else it is left in ``self.summary``)."""
         core, printer = self.core, self.printer
-        previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        previous = signal.signal(signal.SIGINT, self._on_interrupt) if signals else None
         try:
             core.send(SetInteractive(False))
             reply = core.send(StopAll(why=Why.DOWN.value)).result(timeout=30)
@@ -184,7 +188,8 @@ class Down:
                 self._until_exited()
             self._print_new()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            if signals:
+                signal.signal(signal.SIGINT, previous)
         status = 1
         snap = core.snapshot()
         link = snap.link
@@ -197,7 +202,8 @@ class Down:
                         or "stopped watching before everything had ended")
         else:
             lines, status = summary(snap)
-            for line in lines:
+            self.summary = lines
+            for line in lines if say_summary else ():
                 printer.say(line)
         printer.finish(2.0)
         core.close()
@@ -231,6 +237,10 @@ class Down:
         return link is not None and link.gone is not None
 
     def _on_interrupt(self, _signum: int, _frame: object) -> None:
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """A ctrl+c (from the handler, or passed on by whoever took it)."""
         self.interrupts += 1
         self.news.set()
 

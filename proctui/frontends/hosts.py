@@ -1,6 +1,10 @@
-"""``proctui status --host a --host b ...``: one table for several boxes, each asked at
-once (a thread per box, each bounded by its connection's waits). A box that does not
-answer has its own line saying so and why, and makes the exit status 2.
+"""``proctui status --host a --host b ...`` (or ``--fleet FILE``): one table for several
+boxes, each asked at once (a thread per box, each bounded by its connection's waits). A
+box that does not answer has its own line saying so and why, and makes the exit status 2.
+
+``proctui down`` on several boxes stops them all at once: each box's lines as its own
+``down`` prints them, after the box's name, then one summary with the box on every line;
+the exit status is the worst of them (2 for a box that did not answer).
 
 ``--json`` prints a list, one object per box in the order given:
 ``{"host": DEST, "error": null, "status": <status --json of that box>}``, or, for a box
@@ -8,12 +12,14 @@ that did not answer, ``{"host": DEST, "error": "why, one line", "status": null}`
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from proctui.core.output.text import clean
 from proctui.frontends.words import duration, look
@@ -105,3 +111,94 @@ def _table(got: list[Answer], out: TextIO) -> None:
     for a in got:
         if a.footer:
             out.write(clean(a.footer) + "\n")
+
+
+class _Prefixed:
+    """A stream that writes each whole line after ``prefix``, under a lock shared by the
+    boxes' threads (no colour, no folding: it is no terminal)."""
+
+    def __init__(self, out: TextIO, prefix: str, lock: threading.Lock) -> None:
+        self.out, self.prefix, self.lock = out, prefix, lock
+        self._part = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._part = (self._part + text).split("\n")
+        if lines:
+            with self.lock:
+                for line in lines:
+                    self.out.write(f"{self.prefix}{line}\n")
+        return len(text)
+
+    def flush(self) -> None:
+        with self.lock, contextlib.suppress(OSError, ValueError):
+            self.out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def down(names: Sequence[str], dials: Sequence[Callable[[], Connection]],
+         out: TextIO) -> int:
+    """Stop every box at once; one summary with the box on every line; the worst exit
+    status. ctrl+c is passed on to every box's down (once: kill what is still stopping;
+    twice: abandon it), as on one box."""
+    from proctui.frontends.control import Down
+
+    width = max(len(n) for n in names)
+    lock = threading.Lock()
+    ended: list[tuple[list[str], int] | str | None] = [None] * len(names)
+    downs: list[Down | None] = [None] * len(names)
+
+    def one(i: int) -> None:
+        try:
+            conn = dials[i]()
+        except NoSupervisor as e:
+            ended[i] = f"not reached: {_why(names[i], str(e))}"
+            return
+        except OSError as e:
+            ended[i] = f"not reached: the connection failed: {e.strerror or e}"
+            return
+        try:
+            # (A Printer writes, flushes and asks isatty: all a _Prefixed does.)
+            stream = cast(TextIO, _Prefixed(out, f"{names[i].ljust(width)}  ", lock))
+            d = downs[i] = Down(conn, stream)
+            status = d.run(signals=False, say_summary=False)
+            ended[i] = (d.summary, status) if d.summary else \
+                "stopped watching before everything had ended"
+        except NoSupervisor as e:
+            ended[i] = _why(names[i], str(e))
+        except Exception as e:  # one box's surprise is its own line, not everyone's end
+            ended[i] = f"internal error: {e!r}"[:300]
+        finally:
+            conn.close()
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        for d in downs:
+            if d is not None:
+                d.interrupt()
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True)
+               for i in range(len(names))]
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)  # (a join without a timeout would not let ctrl+c in)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    worst = 0
+    lines = ["proctui | summary:"]
+    for name, result in zip(names, ended, strict=True):
+        if isinstance(result, tuple):
+            said, status = result
+            lines += [f"proctui | {name.ljust(width)}  {line.strip()}" for line in said
+                      if line != "summary:"]
+            worst = max(worst, status)
+        else:
+            lines.append(f"proctui | {name.ljust(width)}  {result or 'no answer'}")
+            worst = max(worst, EXIT_SILENT)
+    out.write("".join(clean(line) + "\n" for line in lines))
+    out.flush()
+    return worst
