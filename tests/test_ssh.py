@@ -536,7 +536,33 @@ def test_a_fleet_status_and_down_two_boxes_and_one_lost(tmp_path, sshd: Sshd, ch
         assert rows[1][:3] == ["alpha", "svc", "running"], got.stdout
         assert {r[0] for r in rows[1:5]} == {"alpha", "beta"}, got.stdout
         assert any(r[:3] == ["gone", "-", "no"] for r in rows), got.stdout
-        got = ctl(env, "down", "--fleet", str(fleet))
+        watch = subprocess.Popen([PY, "-m", "proctui", "events", "--json", "--fleet",
+                                  str(fleet)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env,
+                                 stdin=subprocess.DEVNULL)
+        seen: list[str] = []
+        reader = threading.Thread(target=lambda: seen.extend(watch.stdout or ()),
+                                  daemon=True)
+        reader.start()
+        try:
+            wait_until(lambda: sum('"event": "hello"' in line for line in seen) == 2,
+                       timeout=30, what="both boxes' hellos")
+            got = ctl(env, "down", "--fleet", str(fleet))
+            assert watch.wait(60) == 2
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.wait()
+        reader.join(5)
+        watched, why = "".join(seen), (watch.stderr.read() if watch.stderr else "")
+        # One stream: every event says its box; both boxes' ends are in it; the box
+        # never reached is one line on stderr, and the exit status.
+        said = [json.loads(line) for line in watched.splitlines()]
+        assert {e["host"] for e in said} == {"alpha", "beta"}, watched
+        assert sorted(e["host"] for e in said if e["event"] == "shutdown-ended") == \
+            ["alpha", "beta"], watched
+        assert [e["exit_status"] for e in said if e["event"] == "end"] == [1, 1], watched
+        assert why.startswith("proctui: gone: not reached: "), why
         assert got.returncode == 2, got.stdout
         lines = got.stdout.splitlines()
         assert any(re.match(r"alpha +proctui \| hung: stop timeout \(0.5s\) reached: SIGKILL",

@@ -173,19 +173,26 @@ def logs(file: Path | None, run_dir: Path | None, host: str | None, name: str,
 
 
 @click.command()
-@where_options()
+@where_options(hosts=True)
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object a line (schema 1, in the README), for scripts.")
 @click.option("--name", "names", multiple=True, metavar="NAME",
               help="Only this process's changes (again for more).")
-def events(file: Path | None, run_dir: Path | None, host: str | None, as_json: bool,
-           names: tuple[str, ...]) -> None:
+def events(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
+           fleet: Path | None, as_json: bool, names: tuple[str, ...]) -> None:
     """Print each change of a running supervisor as it happens (states, readiness,
-    outcomes, restarts, decisions, the shutdown) until it ends."""
+    outcomes, restarts, decisions, the shutdown) until it ends. On several boxes: one
+    stream, each event with its box (a "host" field)."""
     from proctui.frontends import events as stream
 
+    if len(host) > 1 or fleet is not None:
+        from proctui.frontends import hosts
+
+        boxes, dials = _boxes(host, fleet, file, run_dir)
+        sys.exit(hosts.events(boxes, dials, as_json, names, sys.stdout, sys.stderr))
+    one = host[0] if host else None
     _control(file, run_dir, lambda conn: stream.stream(conn, as_json, names, sys.stdout,
-                                                       local=host is None), host)
+                                                       local=one is None), one)
 
 
 @click.command()

@@ -223,7 +223,7 @@ def _watch_reader(out: TextIO, conn: Connection) -> None:
 
 
 def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO,
-           local: bool = True) -> int:
+           local: bool = True, host: str | None = None) -> int:
     """Print each event until the supervisor ends: exit status 0 when everything had
     ended (the last line says its exit status), 1 when the supervisor went away before
     (a crash is no normal end); a supervisor that falls silent raises NotAnswering (one
@@ -237,7 +237,10 @@ def stream(conn: Connection, as_json: bool, names: Sequence[str], out: TextIO,
     def say(event: dict[str, Any]) -> None:
         if names and event.get("name") is not None and event["name"] not in names:
             return
-        out.write((json.dumps(event) if as_json else text(event)) + "\n")
+        if host is not None:  # several boxes in one stream: each event says whose
+            event = {**event, "host": host}
+        out.write((json.dumps(event) if as_json else
+                   f"{host + '  ' if host is not None else ''}{text(event)}") + "\n")
         out.flush()  # a script reads each line as it comes
 
     _watch_reader(out, conn)

@@ -2,6 +2,9 @@
 boxes, each asked at once (a thread per box, each bounded by its connection's waits). A
 box that does not answer has its own line saying so and why, and makes the exit status 2.
 
+``proctui events`` on several boxes is one stream: each event with a ``host`` field (text:
+after the box's name), until every box's supervisor has ended.
+
 ``proctui down`` on several boxes stops them all at once: each box's lines as its own
 ``down`` prints them, after the box's name, then one summary with the box on every line;
 the exit status is the worst of them (2 for a box that did not answer).
@@ -202,3 +205,49 @@ def down(names: Sequence[str], dials: Sequence[Callable[[], Connection]],
     out.write("".join(clean(line) + "\n" for line in lines))
     out.flush()
     return worst
+
+
+def events(names: Sequence[str], dials: Sequence[Callable[[], Connection]], as_json: bool,
+           processes: Sequence[str], out: TextIO, err: TextIO) -> int:
+    """Every box's events in one stream, as they come; a box that cannot be reached or
+    stops answering is one line on ``err``. The exit status is the worst of them."""
+    from proctui.frontends.events import stream
+    from proctui.frontends.status import UnknownProcess
+
+    lock = threading.Lock()
+    shared = cast(TextIO, _Prefixed(out, "", lock))  # whole lines, one box at a time
+    statuses = [EXIT_SILENT] * len(names)
+
+    def one(i: int) -> None:
+        try:
+            conn = dials[i]()
+        except NoSupervisor as e:
+            _say(err, lock, f"{names[i]}: not reached: {_why(names[i], str(e))}")
+            return
+        except OSError as e:
+            _say(err, lock, f"{names[i]}: not reached: {e.strerror or e}")
+            return
+        try:
+            statuses[i] = stream(conn, as_json, processes, shared, local=False,
+                                 host=names[i])
+        except (NoSupervisor, UnknownProcess) as e:
+            _say(err, lock, f"{names[i]}: {_why(names[i], str(e))}")
+        except Exception as e:  # one box's surprise is its own line, not everyone's end
+            _say(err, lock, f"{names[i]}: internal error: {e!r}"[:300])
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True)
+               for i in range(len(names))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        while t.is_alive():
+            t.join(0.2)  # (a join without a timeout would not let ctrl+c in)
+    return max(statuses)
+
+
+def _say(err: TextIO, lock: threading.Lock, line: str) -> None:
+    with lock, contextlib.suppress(OSError, ValueError):
+        err.write(f"proctui: {clean(line)}\n")
+        err.flush()
