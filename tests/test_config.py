@@ -19,6 +19,7 @@ from proctui.config import (
     load,
     load_procfile,
     load_toml,
+    parse_toml,
 )
 
 FULL = """
@@ -339,3 +340,24 @@ def test_a_command_line_name_may_be_in_any_script_as_in_a_config():
         ("make", "make CC=gcc")]
     # A path, or a shell character before the "=": a command, named after its program.
     assert [s.cmd for s in config.processes][4:] == ["./run.sh=x", "a;b=c"]
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("10s", 10.0), ("2m", 120.0), ("1h30m", 5400.0),
+                                               ("1.5", 1.5), ("90", 90.0)])
+def test_durations_in_toml_take_the_units_the_command_line_takes(tmp_path, text, seconds):
+    """``stop_timeout = "10s"`` was refused while ``--stop-timeout 10s`` and
+    ``silence_warning = "5m"`` were taken."""
+    config = parse_toml(f'[defaults]\nkill_timeout = "{text}"\n[processes.a]\ncmd = "x"\n'
+                        f'stop_timeout = "{text}"\nsilence_warning = "{text}"\n',
+                        "t.toml", tmp_path)
+    (a,) = config.processes
+    assert a.stop_timeout == a.kill_timeout == a.silence_warning == seconds
+
+
+@pytest.mark.parametrize("text", ["10x", "-5s", "ten", "", "1e3"])
+def test_a_duration_in_words_that_is_not_one_is_one_line(tmp_path, text):
+    with pytest.raises(ConfigError) as e:
+        parse_toml(f'[processes.a]\ncmd = "x"\nstop_timeout = "{text}"\n', "t.toml", tmp_path)
+    assert str(e.value) == (f"t.toml: process 'a': key 'stop_timeout': expected a number of "
+                            f'seconds or a duration (10, 1.5, "10s", "2m", "1h30m"), got '
+                            f"{text!r}")

@@ -203,7 +203,8 @@ def test_a_400_digit_duration_through_the_cli_is_exit_2(tmp_path):
                                   "1e3", "-5", "nan", "inf", "5 m", "1m1h", "1m1m", "h", ""])
 def test_a_duration_is_ascii_digits_only(text, tmp_path):
     toml = f'[processes.a]\ncmd = "x"\nsilence_warning = {json.dumps(text)}\n'
-    with pytest.raises(ConfigError, match="key 'silence_warning': expected a duration"):
+    with pytest.raises(ConfigError, match="key 'silence_warning': expected a number of "
+                                          "seconds or a duration"):
         parse_toml(toml, "t.toml", tmp_path)
 
 

@@ -33,6 +33,15 @@ class Where:
 
 
 def seconds(value: object, key: str | None, where: Where, *, positive: bool = False) -> float:
+    """A number of seconds, or a duration in words as the command line takes them
+    (``"10s"``, ``"2m"``, ``"1h30m"``): ``stop_timeout = "10s"`` was refused while
+    ``--stop-timeout 10s`` and ``silence_warning = "5m"`` were taken."""
+    if isinstance(value, str):
+        parsed = parse_duration(value)
+        if parsed is None:
+            raise where.error(key, "expected a number of seconds or a duration (10, 1.5, "
+                                   f"\"10s\", \"2m\", \"1h30m\"), got {show(value)}")
+        value = parsed
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.error(key, f"expected a number of seconds, got {show(value)}")
     # An int is finite however long, and never converted until it is known to be in
@@ -163,7 +172,8 @@ def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
         value = table[key]
         if key in ("stop_timeout", "kill_timeout"):
             out[key] = seconds(value, key, where)
-        elif key in ("extend_step", "max_stop_time", "watchdog_sec", "ready_timeout"):
+        elif key in ("extend_step", "max_stop_time", "watchdog_sec", "ready_timeout",
+                     "silence_warning"):
             out[key] = seconds(value, key, where, positive=True)
         elif key == "on_timeout":
             out[key] = enum(OnTimeout, value, key, where)
@@ -185,23 +195,9 @@ def settings(table: Mapping[str, object], where: Where) -> dict[str, object]:
             out[key] = count(value, key, where, 0, 100)
         elif key == "success_exit_codes":
             out[key] = exit_codes(value, key, where)
-        elif key == "silence_warning":
-            out[key] = duration(value, key, where)
     return out
 
 
-def duration(value: object, key: str, where: Where) -> float:
-    """Seconds given as a number or with units ("90s", "5m", "1h30m"), more than 0."""
-    if isinstance(value, str):
-        parsed = parse_duration(value)
-        if parsed is None or parsed <= 0:
-            raise where.error(key, f"expected a duration such as \"5m\", \"90s\" or 300, "
-                                   f"got {show(value)}")
-        value = parsed
-    elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise where.error(key, f"expected a duration such as \"5m\", \"90s\" or 300, got "
-                               f"{show(value)}")
-    return seconds(value, key, where, positive=True)
 
 
 def exit_codes(value: object, key: str, where: Where) -> tuple[int, ...]:
