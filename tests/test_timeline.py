@@ -192,6 +192,23 @@ def test_timeline_after_the_demo_finds_the_demos_run(tmp_path, monkeypatch):
     result = proctui("timeline", cwd=here, env=dict(os.environ))
     assert result.returncode == 0, result
     assert b"slow" in result.stdout
+    # Another run than the one asked for is never drawn without a word.
+    assert result.stderr == b"proctui: no proctui.toml or Procfile here: the demo's last run\n"
+
+
+def test_no_run_or_no_previous_run_is_said_in_words(tmp_path):
+    empty = tmp_path / "run"
+    empty.mkdir()
+    got = proctui("timeline", "--run-dir", empty)
+    assert got.returncode == 2 and got.stderr == (
+        f"proctui: error: no run is recorded in {empty} (no journal.jsonl): nothing was "
+        "started with this config here yet, or --run-dir names another directory\n"
+    ).encode()
+    journal(empty, run_of("a"))
+    got = proctui("timeline", "--run-dir", empty, "--previous")
+    assert got.returncode == 2 and got.stderr == (
+        f"proctui: error: no run before the last one is recorded in {empty} (no "
+        "journal.1.jsonl: it is kept once a second run has started there)\n").encode()
 
 
 def test_thinning_keeps_what_happened_to_a_process():

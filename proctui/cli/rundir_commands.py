@@ -64,7 +64,17 @@ def timeline(file: Path | None, run_dir: Path | None, output: Path | None, previ
         demo_path = default_run_dir(Path("/proctui/demo")) / path.name
         if os.path.lexists(demo_path):
             directory, path = demo_path.parent, demo_path
+            # Said, or it draws another run than the one asked for without a word.
+            click.echo("proctui: no proctui.toml or Procfile here: the demo's "
+                       f"{'previous' if previous else 'last'} run", err=True)
     shown = pictures.visible(os.fsdecode(path), 1000)
+    where = pictures.visible(os.fsdecode(directory), 1000)
+    if not os.path.lexists(path):
+        if previous:
+            fail(f"no run before the last one is recorded in {where} (no {PREVIOUS}: it "
+                 "is kept once a second run has started there)")
+        fail(f"no run is recorded in {where} (no {NAME}): nothing was started with this "
+             "config here yet, or --run-dir names another directory")
     builder = pictures.Builder()
     try:
         for entry in read_file(path):
