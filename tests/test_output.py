@@ -368,3 +368,32 @@ def test_a_flood_is_not_blocked_by_a_reader_that_never_reads():
         assert kept + dropped == 2000000 and dropped > 0
     finally:
         sup.close()
+
+
+def test_the_last_n_lines_of_logs_are_the_processes_own_not_proctuis_markers():
+    """``logs crasher -n 3`` printed 1 line of the 7 it had: proctui's marker lines
+    (started, ended) counted toward the 3 and were not printed."""
+    import asyncio
+
+    from proctui.protocol.link import Tail
+    from proctui.remote.pages import tail_page
+
+    buf = OutputBuffer(capacity=100)
+    for run in range(3):
+        buf.append(Stream.PROCTUI, [f"── started (pid {run})"])
+        buf.append(Stream.STDOUT, [f"run {run} line a", f"run {run} line b"])
+        buf.append(Stream.PROCTUI, [f"── exited: exit code 3 (run {run})"])
+    page = asyncio.run(tail_page(buf, Tail("crasher", lines=3)))
+    own = [line for line, stream in zip(page.lines, _streams(page), strict=True)
+           if stream != Stream.PROCTUI]
+    assert own == ["run 1 line b", "run 2 line a", "run 2 line b"], page.lines
+    # More asked for than the scrollback holds: all of it, from the oldest line kept.
+    page = asyncio.run(tail_page(buf, Tail("crasher", lines=50)))
+    assert page.first == 0 and len(page.lines) == 12
+
+
+def _streams(page) -> list[int]:  # type: ignore[no-untyped-def]
+    out: list[int] = []
+    for stream, count in page.runs:
+        out += [stream] * count
+    return out

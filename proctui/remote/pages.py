@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from proctui.core.output.lines import OutputBuffer
+from proctui.core.output.lines import OutputBuffer, Stream
 from proctui.protocol.link import Tail
 from proctui.protocol.replies import TailPage
 
@@ -26,7 +26,7 @@ async def tail_page(buf: OutputBuffer, request: Tail) -> TailPage:
     if request.start is not None:
         start = request.start
     elif request.lines is not None:
-        start = max(0, buf.mark().total - request.lines)
+        start = _start_of_last(buf, request.lines)
     else:
         start = 0
     first: int | None = None
@@ -58,6 +58,32 @@ async def tail_page(buf: OutputBuffer, request: Tail) -> TailPage:
     total = buf.mark().total
     return TailPage(first=begin, lines=lines, runs=runs(streams), next=end,
                     more=end < total, total=total)
+
+
+def _start_of_last(buf: OutputBuffer, count: int) -> int:
+    """Where the last ``count`` lines of the process's own begin. proctui's marker lines
+    (started, ended) are not counted: logs does not print them, and ``logs crasher -n 3``
+    printed 1 line of the 7 it had."""
+    total, kept = buf.mark().total, buf.kept()
+    start = max(kept, total - count)
+    own = _own(buf, start, total)
+    while own < count and start > kept:
+        back = max(kept, start - (count - own))
+        own += _own(buf, back, start)
+        start = back
+    return start
+
+
+def _own(buf: OutputBuffer, start: int, end: int) -> int:
+    """How many of lines ``start`` .. ``end`` are the process's (not proctui's)."""
+    own, at = 0, start
+    while at < end:
+        got = buf.read(at, min(SLICE, end - at), cleared=True)
+        if not got.lines or got.first != at:
+            break  # (the scrollback moved meanwhile: counted as far as it could be)
+        own += sum(stream != Stream.PROCTUI for stream in got.streams)
+        at += len(got.lines)
+    return own
 
 
 def runs(streams: list[int]) -> list[list[int]]:
