@@ -91,5 +91,21 @@ def test_check_shows_control_characters_as_visible_escapes(tmp_path):
     got = check(tmp_path)
     assert got.returncode == 0, got.stderr
     assert "\x1b" not in got.stdout and "\x07" not in got.stdout
-    assert "X='\\x1b]2;T\\x07'" in got.stdout, got.stdout
+    assert "X=$'\\x1b]2;T\\x07'" in got.stdout, got.stdout
     assert "\\x1b]52;c;aGk=\\x07 hi" in got.stdout, got.stdout
+
+
+def test_check_quotes_a_word_with_a_newline_as_a_shell_reads_it_back(tmp_path):
+    """`'import time\\nfor i ...'` is a backslash and an n to a shell; `$'...'` is the
+    newline the process gets."""
+    program = "import time\nprint(\"it's\")"
+    (tmp_path / "proctui.toml").write_text(
+        f'[processes.a]\ncmd = ["python3", "-c", {toml_str(program)}]\n')
+    got = check(tmp_path)
+    assert got.returncode == 0, got.stderr
+    line = next(x for x in got.stdout.splitlines() if x.startswith("  cmd "))
+    words = line.split(None, 1)[1]
+    assert words == "python3 -c $'import time\\nprint(\"it\\'s\")'", words
+    back = subprocess.run(["bash", "-c", f"printf '%s\\0' {words}"], capture_output=True,
+                          text=True, timeout=30)
+    assert back.stdout.split("\0")[:3] == ["python3", "-c", program], back

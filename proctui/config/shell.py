@@ -265,3 +265,24 @@ def _unique(name: str, taken: set[str]) -> str:
     while f"{name}-{n}" in taken:
         n += 1
     return f"{name}-{n}"
+
+
+_C_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def shell_quote(word: str) -> str:
+    """``word`` as a shell reads it back: shlex's quoting, or ``$'...'`` when it holds a
+    control character (a newline in a ``python -c`` program), which ``'...'`` cannot
+    carry on one line: ``check`` printed ``'import time\\nfor ...'``, which a shell reads
+    as a backslash and an n."""
+    import shlex
+
+    if not any(ord(c) < 32 or ord(c) == 127 for c in word):
+        return shlex.quote(word)
+    return "$'" + "".join(_C_ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or
+                                                 ord(c) == 127 else c)
+                          for c in word) + "'"
+
+
+def shell_join(argv: Sequence[str]) -> str:
+    return " ".join(shell_quote(word) for word in argv)

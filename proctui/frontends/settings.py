@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from proctui.config import Config, ProcessSpec
+from proctui.config.shell import shell_join, shell_quote
 from proctui.core.life.outcome import setting, signal_name
 from proctui.core.output.text import visible
 from proctui.core.store.logfiles import DIRECTORY, log_name
@@ -87,7 +88,7 @@ def program_warning(spec: ProcessSpec) -> str | None:
 
 
 def describe(config: Config, spec: ProcessSpec, run_dir: Path) -> list[str]:
-    argv = shlex.join(spec.argv)
+    argv = shell_join(spec.argv)
     rows = [("cmd", argv)]
     if spec.shell:
         rows.append(("as written", spec.cmd))
@@ -102,7 +103,7 @@ def describe(config: Config, spec: ProcessSpec, run_dir: Path) -> list[str]:
         rows.append(("restart_with", ", ".join(spec.restart_with)))
     sources = env_sources(config, spec)
     values = dict(spec.env)
-    own = " ".join(f"{k}={shlex.quote(values[k])}" for k in sources.config)
+    own = " ".join(f"{k}={shell_quote(values[k])}" for k in sources.config)
     rows.append(("env", own or "none set in the config"))
     for path, read, names in sources.files:
         what = f"read: {', '.join(names) or 'no variables'} (values not shown)" if read \
@@ -122,7 +123,7 @@ def describe(config: Config, spec: ProcessSpec, run_dir: Path) -> list[str]:
     rows.append(("success codes", ", ".join(map(str, spec.success_exit_codes)) or "none"))
     if spec.stop_command:
         then = ", then " if spec.stop_command_then_signal else " instead of "
-        rows.append(("stop_command", f"{shlex.join(spec.stop_command)}{then}"
+        rows.append(("stop_command", f"{shell_join(spec.stop_command)}{then}"
                                      f"{signal_name(spec.stop_signal)}"))
     rows.append(("silence", f"marked silent after {setting(spec.silence_warning)} without "
                             "output" if spec.silence_warning is not None else "not watched"))
