@@ -117,15 +117,22 @@ def start(config: Config, overrides: Overrides, *, headless: bool, run_dir: Path
 
             return run_console(config.processes, run_dir=directory, leftover_defaults=template,
                                hint=hint, stop_after=stop_after, refresh_hz=refresh,
-                               on_hangup=hangup, source=config.source,
+                               on_hangup=hangup, source=_source(config),
                                reload_from=reload_from, go_on_detached=go_on_detached)
         from proctui.frontends import headless as runner
 
         return runner.run(config.processes, run_dir=directory, leftover_defaults=template,
-                          stop_after=stop_after, source=config.source,
+                          stop_after=stop_after, source=_source(config),
                           reload_from=reload_from)
     finally:
         directory.close()
+
+
+def _source(config: Config) -> str:
+    """What the supervisor says it runs (status, ls, events): the file's absolute path,
+    which reads the same from any directory (ls showed a bare proctui.toml), or the
+    commands it was given."""
+    return str(config.path) if config.path is not None else config.source
 
 
 def _reloader(config: Config, overrides: Overrides) -> \
@@ -146,7 +153,7 @@ def _detach(config: Config, path: Path, template: ProcessSpec, stop_after: float
     from proctui.core.store.rundir import default_run_dir
     from proctui.daemon import detach
 
-    status, text = detach(config.processes, run_dir=path, source=config.source,
+    status, text = detach(config.processes, run_dir=path, source=_source(config),
                           leftover_defaults=template, stop_after=stop_after,
                           reload_from=reload_from)
     if status != 0:
