@@ -153,6 +153,23 @@ def test_a_crash_restarts_with_backoff_and_a_stop_cancels_it(scenarios):
     assert s.snapshot.exit_status == 1  # it crashed, whatever came after
 
 
+@pytest.mark.parametrize("command", [Kill, Abandon])
+def test_kill_or_abandon_in_backoff_cancels_the_restart_and_says_so(scenarios, command):
+    """K on a process waiting to restart said "nothing to stop" (it had cancelled the
+    restart, and the key was kill)."""
+    s = scenarios([spec("crashy", restart=RestartPolicy.ON_FAILURE)]).start()
+    s.exits("crashy", ExitStatus(code=3))
+    s.advance(0)
+    assert s.view("crashy").phase is Phase.BACKOFF
+    reply = s.send(command("crashy"))
+    assert reply.ok and reply.text == ("crashy will not restart (it was waiting to; nothing "
+                                       "was running)"), reply
+    s.advance(10)
+    assert len(s.effects("crashy", fx.Spawn)) == 1
+    assert fx.Notice("restart cancelled: it was not running") in \
+        [e for _, e in s.effects("crashy", fx.Notice)]
+
+
 def test_reload_restarts_only_what_changed_and_not_for_the_file_s_name(scenarios):
     a, b = spec("a", source="proctui.toml"), spec("b", source="proctui.toml")
     again = [replace(a, source="/srv/app/proctui.toml"),

@@ -212,8 +212,12 @@ def _give_up(life: Life, e: GiveUpCmd) -> tuple[Life, list[Effect]]:
         return _end(replace(life, stop_wanted=True), Say("not started: stop requested"),
                     Answer(True, f"{life.name} will not start"))
     if life.stage is Stage.BACKOFF:
+        # It did something (the restart is cancelled): "nothing to stop" said it did not,
+        # and of a kill at that.
         return _end(replace(life, stop_wanted=True), CancelBackoff(),
-                    Say("restart cancelled: stop requested"), AnswerEnded("stop"))
+                    Say("restart cancelled: it was not running"),
+                    Answer(True, f"{life.name} will not restart (it was waiting to; "
+                                 "nothing was running)"))
     return replace(life, stop_wanted=life.stop_wanted or life.stage is Stage.RUNNING), []
 
 
