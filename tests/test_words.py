@@ -279,3 +279,17 @@ def test_long_durations_read_in_hours_and_days(value, words):
     from proctui.core.life.outcome import seconds
 
     assert seconds(value) == words
+
+
+def test_a_wait_with_no_end_in_sight_says_what_ends_it():
+    """down printed "still stopping ... waiting without a deadline" every 5 s and never
+    that ctrl+c kills it."""
+    from proctui.core.life.stop import Phase
+    from proctui.core.view import ProcessView
+    from proctui.frontends.report import still_stopping
+
+    waiting = ProcessView("stub", Phase.STOPPING, "x", pid=7, stop_requested_at=100.0)
+    assert still_stopping(waiting, 112.0, "ctrl+c kills it") == \
+        "still stopping after 12s: waiting without a deadline (ctrl+c kills it)"
+    assert still_stopping(waiting, 112.0) == \
+        "still stopping after 12s: waiting without a deadline"

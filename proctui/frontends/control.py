@@ -293,7 +293,9 @@ class Down:
             if view.phase.stopping and \
                     now - self.last_said.get(view.name, 0.0) >= COUNTDOWN_EVERY:
                 self.last_said[view.name] = now
-                self.printer.say(still_stopping(view, now), view.name)
+                # (ctrl+c here kills what is still stopping: down asked for the stop)
+                way_out = "ctrl+c kills it" if self.interrupts == 0 else ""
+                self.printer.say(still_stopping(view, now, way_out), view.name)
 
     def _interrupted(self, count: int) -> bool:
         core = self.core

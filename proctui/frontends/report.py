@@ -38,12 +38,15 @@ def action_words(view: ProcessView) -> str:
     return str(view.deadline_action.value)
 
 
-def still_stopping(view: ProcessView, now: float) -> str:
-    """A headless countdown line: where a stopping process is."""
+def still_stopping(view: ProcessView, now: float, way_out: str = "") -> str:
+    """A headless countdown line: where a stopping process is. ``way_out``: what ends a
+    wait with no end in sight (``down``: "ctrl+c kills it"), said with it: every 5 s
+    "waiting without a deadline" and nothing else read as a hang."""
     since = seconds(now - (view.stop_requested_at or view.kill_sent_at or now))
+    out = f" ({way_out})" if way_out else ""
     if view.phase is Phase.DECIDING:
-        return f"still stopping after {since}: waiting for a decision"
+        return f"still stopping after {since}: waiting for a decision{out}"
     if view.deadline is None:
-        return f"still stopping after {since}: waiting without a deadline"
+        return f"still stopping after {since}: waiting without a deadline{out}"
     return (f"still stopping after {since}: {action_words(view)} in "
             f"{seconds(view.deadline - now)}")
