@@ -66,7 +66,7 @@ def test_a_dependency_that_never_gets_ready_stops_its_dependents_starting(harnes
     outcome = h.outcome("db")
     assert outcome.kind is OutcomeKind.FAILED_TO_START
     assert outcome.text.startswith("not ready within 0.5s: stopped after")
-    h.wait_notice("web", "not started: db is not ready (it ended)")
+    h.wait_notice("web", "not started: db not ready within 0.5s: stopped after")
     h.wait_all_ended()
     assert h.view("web").pid is None
 
@@ -80,7 +80,8 @@ def test_exited_ok_waits_for_a_clean_exit(harness):
     bad = spec("bad", "exit 4")
     after = pyspec("after", POLITE, depends_on=(("bad", DependCondition.EXITED_OK),))
     h2 = harness([bad, after])
-    h2.wait_notice("after", "not started: bad is not exited-ok (it ended)")
+    h2.wait_notice("after", "not started: bad ended before it was exited-ok: exited: exit "
+                            "code 4")
 
 
 def test_cycles_and_unknown_names_are_config_errors(tmp_path):

@@ -144,8 +144,10 @@ def test_waiting_for_dependencies_then_starting_or_never():
     assert state.waiting_for == ("db",) and not any(isinstance(e, Spawn) for e in effects)
     state2, effects = run(state, life.DepsLooked(()))
     assert state2.stage is Stage.RUNNING and Spawn() in effects
-    state3, effects = run(state, life.DepsLooked((), ("db is not ready",)))
-    assert state3.over and Say("not started: db is not ready (it ended)") in effects
+    state3, effects = run(state, life.DepsLooked((), ("db failed to start: no such file",)))
+    assert state3.over and Say("not started: db failed to start: no such file") in effects
+    # Kept, for status, why, is-ready and the summary (they said "never started").
+    assert state3.not_started == "db failed to start: no such file"
 
 
 def test_a_staged_stop_waits_for_its_dependents_then_stops():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,10 @@ depends_on = ["slow"]
 
 [processes.web]
 cmd = "ngnix -g daemon"
+
+[processes.front]
+cmd = [{toml_str(PY)}, "-c", "import time; time.sleep(300)"]
+depends_on = ["web"]
 """)
     d = detached(config, status=1)
     plain = d.ctl("is-ready", "plain")
@@ -158,9 +163,16 @@ cmd = "ngnix -g daemon"
     flag.touch()
     waited = d.ctl("is-ready", "slow", "after", "--wait", "--timeout", "20")
     assert waited.returncode == 0, waited.stdout
-    timed_out = d.ctl("is-ready", "--wait", "--timeout", "0.5")
-    assert timed_out.returncode == 1
-    assert timed_out.stdout.startswith("not ready after waiting 0.5s: web: ended: failed")
+    # What has ended will not become ready: said at once, not after the whole wait.
+    began = time.monotonic()
+    timed_out = d.ctl("is-ready", "--wait", "--timeout", "30")
+    assert timed_out.returncode == 1 and time.monotonic() - began < 20
+    assert timed_out.stdout.startswith("not ready (it has ended: no use waiting): web: "
+                                       "ended: failed"), timed_out.stdout
+    # A dependent of what failed says why it never started (it said "never started").
+    assert d.ctl("why", "front").stdout.strip() == (
+        "front: not started: web failed to start: [Errno 2] No such file or directory: "
+        "'ngnix'")
     unknown = d.ctl("why", "nope")
     assert unknown.returncode == 2 and "no process named 'nope'" in unknown.stderr
 

@@ -139,7 +139,8 @@ def why(file: Path | None, run_dir: Path | None, host: str | None, name: str) ->
 @click.command("is-ready")
 @where_options()
 @click.argument("names", nargs=-1)
-@click.option("--wait", is_flag=True, help="Wait until ready (or --timeout).")
+@click.option("--wait", is_flag=True,
+              help="Wait until ready (or --timeout; not for what has ended).")
 @click.option("--timeout", type=SECONDS, default=60.0, metavar="SECONDS",
               help="How long --wait waits (default 60).")
 def is_ready(file: Path | None, run_dir: Path | None, host: str | None,

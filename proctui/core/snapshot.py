@@ -140,6 +140,7 @@ def view_of(p: Proc, mark: Mark, seq: int, deps: Deps) -> ProcessView:
         restart_at=p.restart_at if phase is Phase.BACKOFF else None,
         leftover=p.is_leftover,
         held=lf.held if lf is not None and phase is Phase.HELD else "",
+        not_started=p.life.not_started if phase is Phase.ENDED and p.last is None else "",
         paused=p.paused and live,
         escapees=run.outside if live and run is not None else (),
         usage=p.usage if live else None,

@@ -61,6 +61,7 @@ class ProcessView:
     restart_at: float | None = None
     leftover: bool = False
     held: str = ""  # why a leftover is held (not proven ours), else ""
+    not_started: str = ""  # why it ended without ever starting, else ""
     paused: bool = False  # SIGSTOPped
     escapees: tuple[int, ...] = ()  # its processes outside its group
     usage: Usage | None = None

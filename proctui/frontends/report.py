@@ -16,10 +16,12 @@ def summary_lines(snapshot: CoreSnapshot) -> list[str]:
     finals = snapshot.final()
     strays = snapshot.strays
     restarts = {v.name: v.restarts for v in snapshot.views}
+    why_not = {v.name: v.not_started for v in snapshot.views if v.not_started}
     width = max((cells(n) for n, _ in finals), default=0)
     lines = ["summary:"]
     for name, outcome in finals:
-        text = outcome.text if outcome is not None else "not started"
+        text = outcome.text if outcome is not None else \
+            f"not started: {why_not[name]}" if name in why_not else "not started"
         count = restarts.get(name, 0)
         if count:
             text += " (restarted once)" if count == 1 else f" (restarted {count} times)"

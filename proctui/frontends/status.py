@@ -159,7 +159,7 @@ def up_report(views: Sequence[ProcessView]) -> tuple[int, list[str], list[str]]:
         elif v.phase is Phase.ENDED and o is None and v.pid is None:
             # Ended before it ever started (what it needed failed, a stop came first):
             # counted as started, and said nowhere ("1 of 2 started" with none running).
-            lines.append(f"{v.name}: not started")
+            lines.append(f"{v.name}: {_not_started(v)}")
         else:
             started += 1
             if v.phase is Phase.ENDED and o is not None:
@@ -193,7 +193,7 @@ def why(v: ProcessView, now: float) -> str:
         cd = countdown(v, now)
         return f"{phase.value}: {cd.text}" if cd is not None else phase.value
     if phase is Phase.ENDED:
-        return f"ended: {o.text}" if o is not None else "ended: never started"
+        return f"ended: {o.text}" if o is not None else _not_started(v)
     if v.ready_check and v.ready_at is None:
         up = f" for {now - v.started_at:.1f}s" if v.started_at else ""
         return f"running{up}, not ready yet: waiting for {v.ready_check}"
@@ -215,14 +215,22 @@ def check_ready(conn: Connection, names: Sequence[str], wait: bool, timeout: flo
     def chosen(views: Sequence[ProcessView]) -> list[ProcessView]:
         return [v for v in views if not names or v.name in names]
 
+    def never(views: Sequence[ProcessView]) -> bool:
+        # Ended and not ready (it failed, or never started: what it needed failed):
+        # nothing will make it ready but a start, and waiting the whole timeout for it
+        # only delayed the script's answer.
+        return any(v.phase is Phase.ENDED and not is_ready(v) for v in views)
+
     if wait:
-        follow(conn, lambda views: all(is_ready(v) for v in chosen(views)), timeout)
+        follow(conn, lambda views: all(is_ready(v) for v in chosen(views)) or
+               never(chosen(views)), timeout)
     views = chosen(conn.ordered_views())
     missing = not_ready(views, time.monotonic())
     if not missing:
         out.write(f"ready: {', '.join(v.name for v in views)}\n")
         return 0
-    waited = f" after waiting {timeout:g}s" if wait else ""
+    waited = "" if not wait else " (it has ended: no use waiting)" if never(views) else \
+        f" after waiting {timeout:g}s"
     out.write(clean(f"not ready{waited}: {'; '.join(missing)}") + "\n")
     return 1
 
@@ -267,7 +275,13 @@ def detail(view: ProcessView, now: float) -> str:
         return view.held
     if view.outcome is not None:
         return view.outcome.text
-    return "not started" if phase is Phase.ENDED else phase.value
+    return _not_started(view) if phase is Phase.ENDED else phase.value
+
+
+def _not_started(view: ProcessView) -> str:
+    """A process that ended without ever starting, and why ("db is not started: it
+    ended (failed to start: ...)"): "never started" alone left the operator guessing."""
+    return f"not started: {view.not_started}" if view.not_started else "not started"
 
 
 def status(conn: Connection, as_json: bool, out: TextIO) -> int:

@@ -98,8 +98,13 @@ def _begin(life: Life) -> tuple[Life, list[Effect]]:
 
 
 def _not_started(life: Life) -> str:
-    return "not started: everything is stopping" if life.shutdown else \
-        "not started: stop requested"
+    return "everything is stopping" if life.shutdown else "stop requested"
+
+
+def _never(life: Life, why: str, *more: Effect) -> tuple[Life, list[Effect]]:
+    """It ends without ever having started, and keeps why: status, why, is-ready and the
+    summary say it (they said "never started" and no more)."""
+    return _end(replace(life, not_started=why), Say(f"not started: {why}"), *more)
 
 
 def _launch(life: Life, e: Launch) -> tuple[Life, list[Effect]]:
@@ -116,10 +121,9 @@ def _launch(life: Life, e: Launch) -> tuple[Life, list[Effect]]:
     if life.leftover is Leftover.PROVEN:
         return replace(life, stage=Stage.RUNNING), [TakeOver(stop=not life.stops_after)]
     if life.stop_wanted or life.shutdown:
-        return _end(life, Say(_not_started(life)))
+        return _never(life, _not_started(life))
     if life.blocker_left is not None:
-        return _end(life, Say(f"not started: its leftover (pid {life.blocker_left}) is still "
-                              "running"))
+        return _never(life, f"its leftover (pid {life.blocker_left}) is still running")
     if life.blocked:
         return replace(life, stage=Stage.BLOCKED), []
     return _begin(life)
@@ -129,9 +133,9 @@ def _deps_looked(life: Life, e: DepsLooked) -> tuple[Life, list[Effect]]:
     if life.stage is not Stage.WAITING:
         return life, []
     if life.stop_wanted or life.shutdown:
-        return _end(life, Say(_not_started(life)))
+        return _never(life, _not_started(life))
     if e.failed:
-        return _end(life, Say(f"not started: {'; '.join(e.failed)} (it ended)"))
+        return _never(life, "; ".join(e.failed))
     if not e.waiting:
         return replace(life, stage=Stage.RUNNING, waiting_for=()), [Spawn()]
     if e.waiting == life.waiting_for:
@@ -145,7 +149,7 @@ def _blocker_ended(life: Life, e: BlockerEnded) -> tuple[Life, list[Effect]]:
     if life.stage is not Stage.BLOCKED:
         return life, []  # not launched yet: Launch will look
     if life.stop_wanted or life.shutdown:
-        return _end(life, Say(_not_started(life)))
+        return _never(life, _not_started(life))
     return _launch(replace(life, stage=Stage.NEW), Launch())
 
 
@@ -194,7 +198,7 @@ def _stop(life: Life, e: StopCmd) -> tuple[Life, list[Effect]]:
         return replace(life, stops_after=()), [RequestStop(), Answer(True, f"stopping {name}")]
     life = replace(life, stop_wanted=True)
     if stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
-        return _end(life, Say("not started: stop requested"),
+        return _never(life, "stop requested",
                     Answer(True, f"{name} will not start"))
     if stage is Stage.BACKOFF:
         return _end(life, CancelBackoff(), Say("restart cancelled: stop requested"),
@@ -209,7 +213,7 @@ def _give_up(life: Life, e: GiveUpCmd) -> tuple[Life, list[Effect]]:
                     Answer(True, f"left {life.name} alone"))
     if life.stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
         # It did something (the start is cancelled): "nothing to stop" said it did not.
-        return _end(replace(life, stop_wanted=True), Say("not started: stop requested"),
+        return _never(replace(life, stop_wanted=True), "stop requested",
                     Answer(True, f"{life.name} will not start"))
     if life.stage is Stage.BACKOFF:
         # It did something (the restart is cancelled): "nothing to stop" said it did not,
@@ -280,7 +284,7 @@ def _shutdown(life: Life, e: Shutdown) -> tuple[Life, list[Effect]]:
         # wait for it either.
         return _end(replace(life, stop_wanted=True), HoldForever())
     if stage in (Stage.NEW, Stage.BLOCKED, Stage.WAITING):
-        return _end(replace(life, stop_wanted=True), Say("not started: everything is stopping"))
+        return _never(replace(life, stop_wanted=True), "everything is stopping")
     if stage is Stage.BACKOFF:
         return _end(replace(life, stop_wanted=True), CancelBackoff(),
                     Say("restart cancelled: everything is stopping"))

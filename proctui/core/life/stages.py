@@ -64,6 +64,7 @@ class Life:
     stop_stages: int = 0
     waiting_for: tuple[str, ...] = ()  # dependencies not met yet
     removed: bool = False  # no longer in the config (reload): forgotten once it ends
+    not_started: str = ""  # why it ended without ever starting ("db failed to start")
 
     @property
     def over(self) -> bool:

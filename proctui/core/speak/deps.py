@@ -68,7 +68,8 @@ class Deps:
                 continue
             state = self.met(spec, dep)
             if state is Met.NEVER:
-                failed.append(f"{name} is not {spec.condition_for(dep.spec).value}")
+                # How it ended: "db is not started" left the operator to find out why.
+                failed.append(_never_met(name, dep, spec.condition_for(dep.spec).value))
             elif state is Met.NOT_YET:
                 waiting.append(name)
         return tuple(waiting), tuple(failed)
@@ -82,3 +83,15 @@ class Deps:
             if dep is not None and not dep.over:
                 out.append(name)
         return tuple(out)
+
+
+def _never_met(name: str, dep: Proc, condition: str) -> str:
+    """Why ``dep`` will never be ``condition``, in the words of its own end: "db failed
+    to start: ...", "db ended before it was ready: exited: exit code 3"."""
+    last = dep.last
+    if last is not None and last.kind is OutcomeKind.FAILED_TO_START:
+        return f"{name} {last.text}"
+    if last is not None:
+        return f"{name} ended before it was {condition}: {last.text}"
+    why = dep.life.not_started
+    return f"{name} never started" + (f": {why}" if why else "")
