@@ -338,3 +338,24 @@ def test_extend_at_a_question_is_journaled_as_the_decision_it_is(tmp_path):
     decisions = [e for e in entries if e["kind"] == "decision" and e.get("name") == "stub"]
     assert decisions[0]["action"] == "extend" and decisions[0]["by"] == 5, decisions
     assert not [e for e in entries if e["kind"] == "extend"], "the answer is not an extension"
+
+
+def test_a_wait_with_no_deadline_is_drawn_as_stopping_not_as_a_question():
+    """The operator's "wait, no deadline" was drawn as "?" (waiting for a decision) for
+    the rest of the stop."""
+    from proctui.frontends import timeline as pictures
+
+    builder = pictures.Builder()
+    for e in ({"t": 1.0, "kind": "start", "name": "stub"},
+              {"t": 2.0, "kind": "stop", "name": "stub"},
+              {"t": 2.0, "kind": "deadline", "name": "stub", "phase": "stopping",
+               "deadline": 3.0},
+              {"t": 3.0, "kind": "deadline", "name": "stub", "phase": "deciding",
+               "deadline": None},
+              {"t": 4.0, "kind": "decision", "name": "stub", "action": "wait"},
+              {"t": 9.0, "kind": "outcome", "name": "stub", "outcome": "stopped",
+               "text": "stopped after 7.0s: exit code 0"}):
+        builder.add(e)
+    (lane,) = builder.picture().lanes
+    assert [(a, b, phase) for a, b, phase in lane.segments if a >= 2.0] == [
+        (2.0, 3.0, "stopping"), (3.0, 4.0, "deciding"), (4.0, 9.0, "stopping")]

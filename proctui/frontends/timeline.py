@@ -247,7 +247,12 @@ def _step(ln: Lane, t: float, e: dict[str, object]) -> None:
             ln.switch(t, "stopping")
         ln.mark(t, sig.removeprefix("SIG"))
     elif kind == "decision":
-        ln.mark(t, visible(e.get("action", "?"), 20))
+        action = e.get("action")
+        if action in ("wait", "extend") and ln._phase == "deciding":
+            # Answered: stopping again (a wait has no deadline entry to say so, and the
+            # rest of the stop was drawn as still "waiting for a decision").
+            ln.switch(t, "stopping")
+        ln.mark(t, visible(action if action is not None else "?", 20))
     elif kind == "extend":
         ln.mark(t, "+" + ("proc" if e.get("who") == "process" else "op"))
     elif kind == "outcome":
