@@ -189,6 +189,30 @@ def config_text(*names: str, extra: dict[str, str] | None = None) -> str:
 
 
 @pytest.mark.slow
+def test_an_attached_core_follows_what_a_reload_adds_and_removes(tmp_path: Path,
+                                                                 detached):  # noqa: F811
+    """An attached console kept a removed process (its last view) for ever, and never
+    showed the one the reload added, nor its output."""
+    from proctui.remote.client import Connection, RemoteCore
+
+    config = tmp_path / "proctui.toml"
+    config.write_text(config_text("db", "old"))
+    d = detached(config)
+    core = RemoteCore(Connection.open(d.run_dir))
+    try:
+        assert core.snapshot().names == ["db", "old"]
+        config.write_text(config_text("db", "web"))
+        assert d.ctl("reload").returncode == 0
+        wait_until(lambda: core.snapshot().names == ["db", "web"], 20,
+                   f"the reload's changes on the attached core: {core.snapshot().names}")
+        wait_until(lambda: "ready" in core.output.buffer("web").read(0).lines, 20,
+                   "web's output on the attached core")
+    finally:
+        core.close()
+        d.ctl("down")
+
+
+@pytest.mark.slow
 def test_the_reload_command(tmp_path: Path, detached):  # noqa: F811
     config = tmp_path / "proctui.toml"
     config.write_text(config_text("db", "cache", "worker", "old"))

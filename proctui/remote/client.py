@@ -94,6 +94,7 @@ class RemoteCore:
         self._resumed: set[str] = set()  # panes whose first output after a new link is due
         self._busy: set[str] = set()  # processes whose output is still coming (no "q")
         self._staged: list[pushes.Out] = []  # the output of the push being read
+        self._fresh: set[str] = set()  # views that came since the last state
         self._closing = threading.Event()
         self._backoff = Backoff()
         self._seq = 0
@@ -249,7 +250,20 @@ class RemoteCore:
         elif isinstance(push, pushes.Views):
             for view in push.views:
                 self._views[view.name] = view
+                self._fresh.add(view.name)
+                if view.name not in self.names:  # a reload added it: shown from now on
+                    self.names.append(view.name)
+                    self._buffers.setdefault(view.name, OutputBuffer())
         elif isinstance(push, pushes.State):
+            # A reload removed these since the last state (the list only grows): gone
+            # from the views, unless a view of the same name came with this push (a
+            # later reload added it again). They stayed on an attached console for ever.
+            for name, _last in push.removed[len(self.state.removed):]:
+                if name not in self._fresh:
+                    self._views.pop(name, None)
+                    if name in self.names:
+                        self.names.remove(name)
+            self._fresh = set()
             self.state = push
         elif isinstance(push, pushes.ReplyMessage):
             with self._lock:

@@ -73,6 +73,7 @@ class Dispatch:
         """Stream output: of every process ("all") or those named, starting ``replay``
         lines back (default: the whole scrollback), or at line ``start`` (by name)."""
         output = request.output
+        c.watch_all = output == "all"
         names = list(c.seen) if output == "all" else [n for n in output or () if n in c.seen]
         for name in names:
             mark = self.core.output.buffer(name).mark()

@@ -48,6 +48,7 @@ class Client:
     # An events reader: the journal number its pages have reached, and a bell each time
     # it gets one (its goodbye waits for the last page: server._flush).
     events_read: int = -1
+    watch_all: bool = False  # asked for every process's output: one a reload adds too
     paged: asyncio.Event = field(default_factory=asyncio.Event)
 
     def has_all(self, name: str, mark: Mark) -> bool:
