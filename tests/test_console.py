@@ -829,6 +829,12 @@ def test_the_bar_offers_no_key_that_is_always_refused():
         {"stop", "restart", "kill", "abandon"}
     assert offered(ProcessView("db (leftover)", Phase.ENDED, "x", leftover=True)) == set()
     assert offered(ProcessView("db", Phase.ENDED, "x")) == {"start", "restart"}
+    # Abandoned, still running: a start would be refused (S was offered all the same).
+    from proctui.core.life.outcome import Outcome, OutcomeKind
+
+    abandoned = Outcome(OutcomeKind.ABANDONED, "abandoned after 4.1s: pid 7502 left running",
+                        pid=7502, left_pids=(7502,))
+    assert offered(ProcessView("probe", Phase.ENDED, "x", outcome=abandoned)) == set()
 
 
 def test_search_matches_follow_a_mirror_that_renumbered_its_lines():

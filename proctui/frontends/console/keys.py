@@ -238,7 +238,10 @@ def bar_now(keys: tuple[Key, ...], view: ProcessView | None, quitting: bool,
     offered = OFFERED.get(view.phase, ()) if view is not None else ()
     if view is not None and view.pid is None and view.phase is Phase.STARTING:
         offered = ("stop",)  # waiting for its leftover to go: nothing to kill yet
-    if quitting or (view is not None and view.leftover):
+    left = view is not None and view.outcome is not None and view.outcome.left_running
+    if quitting or (view is not None and view.leftover) or left:
+        # (Left running: a start is refused while a pid of its last run runs on, and
+        # the bar offered S for an abandoned process still running.)
         offered = tuple(a for a in offered if a not in ("start", "restart"))
     return tuple(replace(k, bar=0) if k.bar and k.action in _PROCESS and
                  k.action not in offered else
