@@ -132,6 +132,8 @@ async def test_stop_one_and_the_outcome_stays_visible():
         assert view(sup, "web").outcome.kind is OutcomeKind.STOPPED
         await until(pilot, lambda: "stopped after" in header(app, "web"), what="the header")
         assert re.search(r"stopped after \d+\.\ds: exit code 0", header(app, "web"))
+        # The state is said once: "■ web  stopped  stopped after 0.0s" said it twice.
+        assert header(app, "web").count("stopped") == 1, header(app, "web")
         await until(pilot, lambda: "stopped after" in pane_text(app), what="the pane's end")
         assert view(sup, "other").phase is Phase.RUNNING
 

@@ -54,8 +54,8 @@ class PaneHeader(Widget):
             note = note.split(" · ")[0]
         room -= len(note) + 1 if note else 0
         label = f"  {lk.label}"
-        if min(wanted, need + 9) > room - len(label):
-            label = ""
+        if min(wanted, need + 9) > room - len(label) or words.startswith(lk.label):
+            label = ""  # (no room; or the words say it: "stopped  stopped after 8.0s")
         text.append(label, style=lk.style)
         room -= len(label)
         pid = f"  pid {view.pid}" if view.pid else ""
@@ -82,4 +82,6 @@ def _status_words(view: ProcessView, now: float) -> str:
         return restart_words(view, now)
     if view.phase is Phase.WAITING:
         return f"waiting for {', '.join(view.waiting_for)}"
+    if view.phase is Phase.ENDED and view.not_started:
+        return f"not started: {view.not_started}"
     return view.held or ""
