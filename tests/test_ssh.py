@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -515,6 +516,26 @@ def test_the_whole_story_over_ssh_drop_come_back_decide_detach_and_down(box, chi
     wait_until(lambda: not alive(d.pid), timeout=30, what="the supervisor to end")
 
 
+@contextlib.contextmanager
+def _reading(env: dict[str, str], *args: str) -> \
+        Iterator[tuple[subprocess.Popen[str], list[str]]]:
+    """``proctui ARGS`` started, its stdout's lines gathered as they come by a thread;
+    killed (if still running) and its lines all read on the way out."""
+    proc = subprocess.Popen([PY, "-m", "proctui", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            stdin=subprocess.DEVNULL)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        yield proc, lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.join(5)
+
+
 def test_a_fleet_status_and_down_two_boxes_and_one_lost(tmp_path, sshd: Sshd, child_reaper,
                                                         monkeypatch):
     """Two supervisors behind the box's sshd (each its own run directory), a third box
@@ -539,24 +560,11 @@ def test_a_fleet_status_and_down_two_boxes_and_one_lost(tmp_path, sshd: Sshd, ch
         assert rows[1][:3] == ["alpha", "svc", "running"], got.stdout
         assert {r[0] for r in rows[1:5]} == {"alpha", "beta"}, got.stdout
         assert any(r[:3] == ["gone", "-", "no"] for r in rows), got.stdout
-        watch = subprocess.Popen([PY, "-m", "proctui", "events", "--json", "--fleet",
-                                  str(fleet)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=env,
-                                 stdin=subprocess.DEVNULL)
-        seen: list[str] = []
-        reader = threading.Thread(target=lambda: seen.extend(watch.stdout or ()),
-                                  daemon=True)
-        reader.start()
-        try:
+        with _reading(env, "events", "--json", "--fleet", str(fleet)) as (watch, seen):
             wait_until(lambda: sum('"event": "hello"' in line for line in seen) == 2,
                        timeout=30, what="both boxes' hellos")
             got = ctl(env, "down", "--fleet", str(fleet))
             assert watch.wait(60) == 2
-        finally:
-            if watch.poll() is None:
-                watch.kill()
-                watch.wait()
-        reader.join(5)
         watched, why = "".join(seen), (watch.stderr.read() if watch.stderr else "")
         # One stream: every event says its box; both boxes' ends are in it; the box
         # never reached is one line on stderr, and the exit status.
@@ -610,23 +618,11 @@ def test_ctrl_c_during_a_fleet_down_reaches_every_box(tmp_path, sshd: Sshd, chil
         fleet = tmp_path / "fleet.toml"
         fleet.write_text("".join(f'[boxes.{n}]\nssh = "box"\nrun_dir = "{d.run_dir}"\n'
                                  for n, d in zip("ab", boxes, strict=True)))
-        down = subprocess.Popen([PY, "-m", "proctui", "down", "--fleet", str(fleet)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env, stdin=subprocess.DEVNULL)
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(down.stdout or ()),
-                                  daemon=True)
-        reader.start()
-        try:
+        with _reading(env, "down", "--fleet", str(fleet)) as (down, lines):
             wait_until(lambda: sum("svc: stopped after" in line for line in lines) == 2,
                        timeout=30, what="svc stopped on both boxes")
             down.send_signal(signal.SIGINT)
             assert down.wait(30) == 1
-        finally:
-            if down.poll() is None:
-                down.kill()
-                down.wait()
-        reader.join(5)
         text = "".join(lines)
         assert "a  hung  killed with SIGKILL by operator" in text, text
         assert "b  hung  killed with SIGKILL by operator" in text, text
