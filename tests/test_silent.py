@@ -217,3 +217,21 @@ def test_a_supervisor_seen_stopped_is_said_at_once(tmp_path, detached, monkeypat
                 pty.proc.kill()
     finally:
         os.kill(d.pid, signal.SIGCONT)
+
+
+def test_a_supervisor_that_closes_as_a_quiet_client_pings_has_ended_not_crashed():
+    """A client waiting on events pings a quiet supervisor; one that closed its end just
+    then (its goodbye) made the ping a BrokenPipeError: `events` died with a traceback on
+    its thread, and the CLI took it for its own stdout's reader gone (exit 0, no end)."""
+    import socket
+
+    from proctui.remote.connection import Connection
+
+    ours, theirs = socket.socketpair()
+    try:
+        conn = Connection(ours, timeout=0.4)
+        theirs.shutdown(socket.SHUT_RD)  # it reads no more: our ping cannot go
+        assert conn.event() is None
+    finally:
+        ours.close()
+        theirs.close()

@@ -120,7 +120,10 @@ def follow(conn: Connection, done: Callable[[list[ProcessView]], bool],
         except NotAnswering:
             if time.monotonic() - conn.heard >= conn.timeout:
                 raise
-            conn.send(Ping())  # quiet, not gone: a ping proves it answers
+            try:
+                conn.send(Ping())  # quiet, not gone: a ping proves it answers
+            except (BrokenPipeError, ConnectionResetError):
+                return False  # it closed its end: it has ended (not our stdout's pipe)
             continue
         if message is None:
             return False

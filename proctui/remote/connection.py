@@ -233,7 +233,16 @@ class Connection:
             except _Silent:
                 if time.monotonic() - self.heard >= self.timeout:
                     raise self.not_answering() from None
-                self.send(Ping())
+                try:
+                    self.send(Ping())
+                except (BrokenPipeError, ConnectionResetError):
+                    # It closed its end (its goodbye, between our look and our ping):
+                    # the connection has ended, as a read of EOF says.
+                    return None
+            except ConnectionResetError:
+                # Closed with something of ours unread (a ping on its way as it said
+                # goodbye): ended too. Whether everything had ended, its last state says.
+                return None
 
     @property
     def ping_every(self) -> float:
