@@ -88,11 +88,11 @@ class Executor:
         self.current = current  # a process as the table holds it now
         self.procs = procs
         self.poke = poke  # output arrived: readers look
-        # Every deadline armed, by instant (a heap; a disarmed one is dropped when it
-        # comes to the top): the engine asks for those come between two events.
-        self._deadlines: list[tuple[float, int, str, int]] = []
-        self._deadline_serial: dict[str, int] = {}  # the one armed now, by process
-        self._serials = itertools.count()
+        # Every deadline armed, by instant, with its timer (a heap: one whose timer is no
+        # longer its process's is dropped when it comes to the top): the engine asks
+        # for those come between two events.
+        self._deadlines: list[tuple[float, int, str, asyncio.TimerHandle]] = []
+        self._serials = itertools.count()  # (ties in time never compare the timers)
         self.lineage = Lineage(os_layer, RUN_TOKEN_VAR)
         self.helpers: set[int] = set()  # our own children (probes, stop commands, drainers)
         self.lineage.ignore = self.helpers
@@ -384,22 +384,17 @@ class Executor:
         if h.deadline is not None:
             h.deadline.cancel()
             h.deadline = None
-        self._deadline_serial.pop(p.name, None)
         if e.at is not None:
             name, number = p.name, e.number
-            serial = next(self._serials)
-            self._deadline_serial[name] = serial
-            heapq.heappush(self._deadlines, (e.at, serial, name, number))
             # The loop's clock is time.monotonic(), the machine's clock too. Every deadline
             # due in one turn of the loop is taken together, its signal first (urgent).
-            h.deadline = self.loop.call_at(e.at, self._deadline_come, name, number, serial)
+            h.deadline = self.loop.call_at(e.at, self._deadline_come, h, name, number)
+            heapq.heappush(self._deadlines, (e.at, next(self._serials), name, h.deadline))
         if h.stop_command is not None:
             h.stop_command.bound(e.at)
 
-    def _deadline_come(self, name: str, number: int, serial: int) -> None:
-        if self._deadline_serial.get(name) != serial:
-            return  # taken already (due_deadlines), or armed again since
-        del self._deadline_serial[name]
+    def _deadline_come(self, h: Handles, name: str, number: int) -> None:
+        h.deadline = None  # come: due_deadlines must not take it again
         self.urgent(name, i.DeadlineReached(number))
 
     def due_deadlines(self, now: float) -> list[tuple[str, object]]:
@@ -408,15 +403,13 @@ class Executor:
         rather than after it."""
         heap, come = self._deadlines, list[tuple[str, object]]()
         while heap and heap[0][0] <= now:
-            _at, serial, name, number = heapq.heappop(heap)
-            if self._deadline_serial.get(name) != serial:
-                continue  # disarmed, or armed again since
-            del self._deadline_serial[name]
+            _at, _n, name, timer = heapq.heappop(heap)
             h = self.handles.get(name)
-            if h is not None and h.deadline is not None:
-                h.deadline.cancel()
-                h.deadline = None
-            come.append((name, i.DeadlineReached(number)))
+            if h is None or h.deadline is not timer:
+                continue  # disarmed, or armed again since
+            timer.cancel()  # (taken here: its timer must not take it again)
+            h.deadline = None
+            come.append((name, i.DeadlineReached(h.number)))
         return come
 
     def _arm_backoff(self, p: Proc, at: float | None) -> None:
@@ -532,7 +525,6 @@ class Executor:
         h = self._handles(p, e.number)
         if h is None:
             return
-        self._deadline_serial.pop(p.name, None)
         for timer in (h.deadline, h.look):
             if timer is not None:
                 timer.cancel()
@@ -634,7 +626,6 @@ class Executor:
         h = self.handles.pop(name, None)
         if h is None:
             return
-        self._deadline_serial.pop(name, None)
         for timer in (h.deadline, h.look):
             if timer is not None:
                 timer.cancel()
