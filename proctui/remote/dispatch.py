@@ -83,7 +83,7 @@ class Dispatch:
             if request.start is not None and name in request.start:
                 # (beyond the end, it would be sent an empty message on every change)
                 start = min(max(0, request.start[name]), mark.total)
-            c.sent[name], c.partial[name], c.cleared[name] = start, "\0", -1
+            c.follow(name, start)
         if not request.acks:
             if c.window is not None:  # said again without: it no longer acknowledges
                 c.window.room.set()  # (a push waiting for room goes on)

@@ -368,8 +368,7 @@ class Server:
             for v in changed:
                 if v.name not in c.seen and c.watch_all and v.name not in c.sent:
                     # A reload added it: its output follows, from the start.
-                    c.sent[v.name] = core.output.buffer(v.name).mark().first
-                    c.partial[v.name], c.cleared[v.name] = "\0", -1
+                    c.follow(v.name, core.output.buffer(v.name).mark().first)
                 c.seen[v.name] = v.seq
             write(wire.dumps({"t": "views", "now": time.monotonic(),
                               "views": [wire.view_to_dict(v) for v in changed]}))

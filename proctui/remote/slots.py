@@ -51,6 +51,11 @@ class Client:
     watch_all: bool = False  # asked for every process's output: one a reload adds too
     paged: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def follow(self, name: str, start: int) -> None:
+        """Send ``name``'s output from line ``start`` on (its partial line and clear
+        mark sent again with the next push)."""
+        self.sent[name], self.partial[name], self.cleared[name] = start, "\0", -1
+
     def has_all(self, name: str, mark: Mark) -> bool:
         """Was it sent all of ``name``'s output up to ``mark`` (its buffer's Mark)?"""
         return (mark.total == self.sent.get(name) and mark.partial == self.partial.get(name)
