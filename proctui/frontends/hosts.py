@@ -68,6 +68,16 @@ def ask(host: str, dial: Callable[[], Connection], as_json: bool) -> Answer:
         conn.close()
 
 
+def _at_once(count: int, one: Callable[[int], None]) -> None:
+    """``one(i)`` for every box at once, a thread each; back when all are done."""
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        while t.is_alive():
+            t.join(0.2)  # (a join without a timeout would not let ctrl+c in)
+
+
 def _why(host: str, text: str) -> str:
     return text.removeprefix(f"{host}: ")
 
@@ -85,12 +95,7 @@ def status(hosts: Sequence[str], dial_for: Callable[[str], Callable[[], Connecti
         except Exception as e:  # one box's surprise is its own line, not everyone's end
             answers[i] = Answer(host, f"internal error: {e!r}"[:300])
 
-    threads = [threading.Thread(target=one, args=(i, h), daemon=True)
-               for i, h in enumerate(hosts)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _at_once(len(hosts), lambda i: one(i, hosts[i]))
     got = [a if a is not None else Answer(hosts[i], "no answer") for i, a in enumerate(answers)]
     if as_json:
         out.write(json.dumps([{"host": a.host, "error": a.error, "status": a.json}
@@ -180,15 +185,9 @@ def down(names: Sequence[str], dials: Sequence[Callable[[], Connection]],
             if d is not None:
                 d.interrupt()
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True)
-               for i in range(len(names))]
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(0.2)  # (a join without a timeout would not let ctrl+c in)
+        _at_once(len(names), one)
     finally:
         signal.signal(signal.SIGINT, previous)
     worst = 0
@@ -237,13 +236,7 @@ def events(names: Sequence[str], dials: Sequence[Callable[[], Connection]], as_j
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=one, args=(i,), daemon=True)
-               for i in range(len(names))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():
-            t.join(0.2)  # (a join without a timeout would not let ctrl+c in)
+    _at_once(len(names), one)
     return max(statuses)
 
 
