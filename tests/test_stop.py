@@ -418,6 +418,42 @@ def test_a_deadline_is_not_held_up_by_a_long_batch_of_looks(harness, monkeypatch
     assert late < 0.75, f"SIGKILL {late:.2f}s after its deadline"
 
 
+@pytest.mark.slow
+def test_a_deadline_is_not_held_up_by_the_bookkeeping_of_kills_sent_before_it(harness,
+                                                                              monkeypatch):
+    """Deadlines that come together have their signals sent first, then their bookkeeping
+    (journal, the next deadline, notices). A deadline that came during that bookkeeping
+    waited for all of it (2,000 groups: the last SIGKILLs 130 ms late). Here the
+    bookkeeping of eight kills is made slow on purpose (0.1 s each): a deadline due in
+    the middle of it must wait for one piece at most, not for all eight."""
+    from proctui.core.engine import Engine
+    from proctui.core.life import effects as fx
+
+    effect = Engine._effect
+
+    def slow_effect(self, p, e):  # type: ignore[no-untyped-def]
+        if p.name.startswith("many") and type(e) is fx.Journal and \
+                dict(e.data).get("signal") == "SIGKILL":
+            time.sleep(0.1)  # the journal entry of a kill already sent
+        return effect(self, p, e)
+
+    many = [pyspec(f"many{n}", STUBBORN, stop_timeout=0.3) for n in range(8)]
+    h = harness([*many, pyspec("stub", STUBBORN, stop_timeout=0.6)])
+    for name in [m.name for m in many] + ["stub"]:
+        h.wait_output(name, "ready")
+    monkeypatch.setattr(Engine, "_effect", slow_effect)
+    loop = h.sup._loop
+    assert loop is not None
+    h.sup.send(StopAll())
+    # The loop busy across the eight deadlines: they are taken together, one batch.
+    loop.call_soon_threadsafe(loop.call_later, 0.25, time.sleep, 0.1)
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.kind is OutcomeKind.KILLED, outcome.text
+    late = view.kill_sent_at - (view.stop_requested_at + 0.6)
+    assert late < 0.3, f"SIGKILL {late:.2f}s after its deadline"
+
+
 def test_stopped_process_gets_sigcont(harness):
     h = harness([pyspec("frozen", POLITE, stop_timeout=5)])
     h.wait_output("frozen", "ready")

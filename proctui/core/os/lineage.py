@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from proctui.core.os.oslayer import OSLayer
-from proctui.core.os.procfs import ProcStat, ProcTable
+from proctui.core.os.procfs import BETWEEN_EVERY, ProcStat, ProcTable
 
 Key = tuple[int, int]  # (pid, start ticks): a process, not a reusable number
 
@@ -73,7 +73,9 @@ class Lineage:
         self.table = table
         ours = [r for r in runs() if r.pid is not None and not r.leftover]
         leaders = {r.pid: r for r in ours}
-        for run in ours:
+        for n, run in enumerate(ours, 1):
+            if n % BETWEEN_EVERY == 0:
+                self.os.take_between()  # (2,000 runs: the deadlines come meanwhile)
             st = table.stats.get(run.pid) if run.pid is not None else None
             if st is None or st.start_ticks != run.start_ticks:
                 continue
@@ -82,7 +84,9 @@ class Lineage:
                 self._own(d, run.token)
         me = os.getpid()
         live_runs = [r for r in ours if r.live]
-        for pid in table.kids.get(me, ()):
+        for n, pid in enumerate(table.kids.get(me, ()), 1):
+            if n % BETWEEN_EVERY == 0:
+                self.os.take_between()
             st = table.stats[pid]
             if pid in leaders or pid in self.ignore or not st.live:
                 continue

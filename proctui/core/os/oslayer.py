@@ -35,6 +35,11 @@ class OSLayer:
         # that came meanwhile); None: nothing.
         self.between: Callable[[], None] | None = None
 
+    def take_between(self) -> None:
+        """In a long piece of work on our processes, what cannot wait is taken now."""
+        if self.between is not None:
+            self.between()
+
     # -- this process ------------------------------------------------------------------
 
     def become_subreaper(self) -> bool:
