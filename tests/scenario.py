@@ -97,7 +97,9 @@ class FakeExecutor:
     def due_deadlines(self, now: float) -> list[tuple[str, object]]:
         return []  # the fake clock fires every timer itself, in order
 
-    def flush_said(self) -> None:
+    said_count = 0
+
+    def flush_said(self, count: int | None = None) -> None:
         pass
 
     def store_rebuilt(self) -> None:

@@ -221,10 +221,10 @@ def test_the_last_outcome_is_printed_before_the_summary_even_when_its_words_are_
 
     flush = Executor.flush_said
 
-    def late(self: Executor) -> None:
+    def late(self: Executor, count: int | None = None) -> None:
         if self._said:
             time.sleep(0.3)  # the reader has seen the snapshot by now
-        flush(self)
+        flush(self, count)
 
     monkeypatch.setattr(Executor, "flush_said", late)
     events = EventQueue()

@@ -454,6 +454,35 @@ def test_a_deadline_is_not_held_up_by_the_bookkeeping_of_kills_sent_before_it(ha
     assert late < 0.3, f"SIGKILL {late:.2f}s after its deadline"
 
 
+@pytest.mark.slow
+def test_a_deadline_is_not_held_up_by_a_publication_of_many_views(harness, monkeypatch):
+    """A publication makes again the view of every process that changed: at a shutdown
+    of 2,000, all of them (70 ms). A deadline that came meanwhile waited for the whole
+    publication. Here each view of the others is made slow on purpose (0.1 s): the kill
+    must wait for one view at most, not for all eight."""
+    from proctui.core import engine
+
+    view_of = engine.view_of
+
+    def slow_view(p, *args):  # type: ignore[no-untyped-def]
+        if p.name.startswith("many") and p.run is not None and p.run.stop.stop_requested_at:
+            time.sleep(0.1)
+        return view_of(p, *args)
+
+    many = [pyspec(f"many{n}", STUBBORN, stop_timeout=5) for n in range(8)]
+    h = harness([*many, pyspec("stub", STUBBORN, stop_timeout=0.3)])
+    for name in [m.name for m in many] + ["stub"]:
+        h.wait_output(name, "ready")
+    monkeypatch.setattr(engine, "view_of", slow_view)
+    monkeypatch.setattr(engine, "PUBLISH_BETWEEN", 1)
+    h.sup.send(StopAll())
+    outcome = h.outcome("stub")
+    view = h.view("stub")
+    assert outcome.kind is OutcomeKind.KILLED, outcome.text
+    late = view.kill_sent_at - (view.stop_requested_at + 0.3)
+    assert late < 0.25, f"SIGKILL {late:.2f}s after its deadline"
+
+
 def test_stopped_process_gets_sigcont(harness):
     h = harness([pyspec("frozen", POLITE, stop_timeout=5)])
     h.wait_output("frozen", "ready")

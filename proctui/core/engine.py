@@ -43,6 +43,7 @@ from proctui.core.store.kinds import Kind
 from proctui.core.store.rundir import RunDir
 from proctui.core.view import ProcessView
 
+PUBLISH_BETWEEN = 128  # views made between two chances for the deadlines come meanwhile
 LAUNCH_SLICE = 20  # processes launched per turn of the loop: commands come in between
 SLICE = 50  # processes a shutdown reaches per turn of the loop
 
@@ -583,48 +584,58 @@ class Engine:
         self.loop.call_soon(self.publish)
 
     def publish(self) -> None:
-        """One frozen snapshot of everything, then the replies it shows."""
+        """One frozen snapshot of everything, then the words and replies it shows.
+        Making 2,000 views again (every process changed: a shutdown) takes 70 ms, and
+        a deadline that comes meanwhile is taken in between; what it changes waits for
+        the next publication, and so do the words it brought."""
         if self._taking:
             self._publish_due = False
             self._publish_soon()  # (asked for in the middle of a drain: after it)
             return
         self._publish_due = False
-        changed = self.table.changed
-        seq = self.seq + 1 if (changed or self._world_changed
-                               or self.table.order_changed) else self.seq
+        changed, self.table.changed = self.table.changed, set()
+        order_changed, self.table.order_changed = self.table.order_changed, False
+        world_changed, self._world_changed = self._world_changed, False
+        replies, self._replies = self._replies, []
+        said = self.executor.said_count
+        all_ended = self.launched and not self._unfinished
+        journal_seq = self.journal.seq
+        seq = self.seq + 1 if (changed or world_changed or order_changed) else self.seq
         buffers = self.executor.buffers
-        if self.table.order_changed:
+        if order_changed:
             # A process came or went (start-up, a reload): the order is made anew.
             procs = self.table.all()
-            self._views = [view_of(p, buffers[p.name].mark(), seq, self.deps)
-                           for p in procs]
+            views = []
+            for n, p in enumerate(procs, 1):
+                if n % PUBLISH_BETWEEN == 0:
+                    self._deadlines_between()
+                views.append(view_of(p, buffers[p.name].mark(), seq, self.deps))
+            self._views = views
             self._where = {p.name: i for i, p in enumerate(procs)}
             self._worst = max([self._worst, *(p.worst for p in procs)])
         else:
             # Only what changed is made again: a publication costs what changed, not
             # the number of processes (2,000 of them made each outcome cost 1 ms).
-            for name in changed:
-                p = self.table.get(name)
-                if p is not None:
-                    self._views[self._where[name]] = view_of(p, buffers[name].mark(), seq,
+            for n, name in enumerate(changed, 1):
+                if n % PUBLISH_BETWEEN == 0:
+                    self._deadlines_between()
+                now = self.table.get(name)
+                if now is not None and name in self._where:
+                    self._views[self._where[name]] = view_of(now, buffers[name].mark(), seq,
                                                              self.deps)
-                    self._worst = max(self._worst, p.worst)
-        self.table.changed = set()
-        self.table.order_changed = False
-        self._world_changed = False
+                    self._worst = max(self._worst, now.worst)
         self.seq = seq
         self.snapshot = CoreSnapshot.of(
             seq=seq, views=tuple(self._views), world=self.world, launched=self.launched,
-            all_ended=self.launched and not self._unfinished,
-            journal_seq=self.journal.seq, worst=self._worst)
+            all_ended=all_ended, journal_seq=journal_seq, worst=self._worst)
         self.publish_to(self.snapshot)
-        self.executor.flush_said()  # the words after the state they speak of
+        self.executor.flush_said(said)  # the words after the state they speak of
         if self.events is not None:
             self.events.said(seq)
-        replies, self._replies = self._replies, []
         for future, answer in replies:
             if not future.done():
                 future.set_result(answer)
+        self._publish_soon()  # (what a deadline taken in between changed)
 
     def answer_later(self, future: concurrent.futures.Future[Any], answer: Done) -> None:
         """A reply that comes after the command was taken (a reload's)."""

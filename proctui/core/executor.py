@@ -193,9 +193,17 @@ class Executor:
     def said_pending(self) -> bool:
         return bool(self._said)
 
-    def flush_said(self) -> None:
-        """The lines said since the last snapshot, to the panes and the printer."""
-        said, self._said = self._said, []
+    @property
+    def said_count(self) -> int:
+        return len(self._said)
+
+    def flush_said(self, count: int | None = None) -> None:
+        """The lines said since the last snapshot (its first ``count``: those said
+        before it was made), to the panes and the printer."""
+        if count is None:
+            said, self._said = self._said, []
+        else:
+            said, self._said = self._said[:count], self._said[count:]
         for name, text in said:
             if name is not None and name in self.buffers:
                 self.buffers[name].append(Stream.PROCTUI, [text])
