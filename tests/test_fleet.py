@@ -23,7 +23,9 @@ def test_boxes_in_the_files_order_then_each_host(tmp_path):
 
 @pytest.mark.parametrize(("text", "said"), [
     ("", "no boxes: add at least one [boxes.NAME] with ssh = DEST"),
-    ("[boxes.a]\nrun_dir = '/x'\n", "box 'a': key 'ssh': missing (the box's ssh destination)"),
+    ("[boxes.a]\nnothing = 1\n", "box 'a': key 'nothing': unknown key"),
+    ("[boxes.a]\n", "box 'a': key 'ssh': missing (the box's ssh destination; or, for a "
+                    "supervisor on this machine, run_dir or file)"),
     ("[boxes.a]\nssh = '-oProxyCommand=x'\n",
      "box 'a': key 'ssh': must not start with '-' (ssh would read an option)"),
     ("[boxes.a]\nssh = 'a'\nport = 22\n",

@@ -215,32 +215,70 @@ def down(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
 
 
 @click.command()
-@where_options()
+@where_options(hosts=True)
 @click.option("--refresh", type=click.FloatRange(min=0.5, max=60), metavar="HZ",
               help="Redraw at most HZ times a second (default 10).")
 @click.option("--read-only", is_flag=True,
               help="Look, never act: the supervisor refuses every command from this "
                    "console.")
-def attach(file: Path | None, run_dir: Path | None, host: str | None,
-           refresh: float | None, read_only: bool) -> None:
+def attach(file: Path | None, run_dir: Path | None, host: tuple[str, ...],
+           fleet: Path | None, refresh: float | None, read_only: bool) -> None:
     """Open the console on a running supervisor. d detaches (everything goes on); q asks
-    whether to detach or stop everything."""
+    whether to detach or stop everything. On several boxes (--host repeated, --fleet):
+    one row a box, Enter opens its console, Esc comes back."""
     from proctui.frontends import control
     from proctui.remote.client import NoSupervisor
 
+    if len(host) > 1 or fleet is not None:
+        _attach_fleet(host, fleet, file, run_dir, refresh, read_only)
+        return
+    host_one = host[0] if host else None
+
     try:
-        dial = control.dialer(file, run_dir, host, read_only)
+        dial = control.dialer(file, run_dir, host_one, read_only)
     except NoSupervisor as e:
         fail(str(e))
     again = None
-    if host is not None:
+    if host_one is not None:
         from proctui.remote.dial import where_args
 
-        again = ["--host", host, *where_args(file, run_dir)]
+        again = ["--host", host_one, *where_args(file, run_dir)]
     _control(file, run_dir,
              lambda conn: control.attach(conn, refresh, read_only=read_only, dial=dial,
                                          again=again),
-             host, read_only)
+             host_one, read_only)
+
+
+def _attach_fleet(host: tuple[str, ...], fleet: Path | None, file: Path | None,
+                  run_dir: Path | None, refresh: float | None, read_only: bool) -> None:
+    """The fleet console: a row a box, each box's console one Enter away."""
+    import shlex
+
+    from proctui.config import ConfigError
+    from proctui.config.fleet import boxes
+    from proctui.frontends import control
+    from proctui.frontends.fleet import FleetBox
+    from proctui.remote.dial import where_args
+
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        fail("attach needs a terminal (use proctui status --fleet or --host in scripts)")
+    try:
+        found = boxes(host, fleet, file, run_dir)
+    except ConfigError as e:
+        fail(str(e))
+    by_name = {b.name: b for b in found}
+
+    def again(name: str) -> str:
+        b = by_name[name]
+        return shlex.join(["proctui", "attach", *(["--host", b.ssh] if b.ssh else []),
+                           *where_args(b.file, b.run_dir),
+                           *(["--read-only"] if read_only else [])])
+
+    from proctui.frontends.console.fleet import run_fleet
+
+    sys.exit(run_fleet([FleetBox(b.name, control.dialer(b.file, b.run_dir, b.ssh, read_only),
+                                 read_only) for b in found],
+                       refresh_hz=refresh, read_only=read_only, again=again))
 
 
 @click.command(hidden=True)

@@ -2,9 +2,12 @@
 operator's own ssh, in the order the file gives them::
 
     [boxes.edge-1]
-    ssh = "pi@edge-1.lan"           # anything ssh accepts (required)
+    ssh = "pi@edge-1.lan"           # anything ssh accepts
     run_dir = "/run/user/1000/app"  # the box's run directory (optional)
     file = "/srv/app/proctui.toml"  # or the config it was started with (optional)
+
+    [boxes.here]                    # no ssh: a supervisor on this machine, found by
+    run_dir = "/tmp/demo/a"         # its run_dir or file (one of them is required)
 
 A repeated ``--host DEST`` is a box too, named by its destination, with the command
 line's ``-f``/``--run-dir``. Bad input is one line naming the file, the box and the key."""
@@ -27,7 +30,7 @@ MAX_BOXES = 256
 @dataclass(frozen=True)
 class Box:
     name: str  # what every line about it starts with
-    ssh: str  # the destination ssh is given
+    ssh: str | None  # the destination ssh is given (None: this machine)
     run_dir: Path | None = None
     file: Path | None = None
 
@@ -71,9 +74,11 @@ def load_fleet(path: Path) -> list[Box]:
                 raise ConfigError(where, "must be a non-empty string on one line", key=key)
             values[key] = value
         ssh = values.get("ssh")
-        if ssh is None:
-            raise ConfigError(where, "missing (the box's ssh destination)", key="ssh")
-        if ssh.startswith("-"):
+        if ssh is None and "run_dir" not in values and "file" not in values:
+            raise ConfigError(where, "missing (the box's ssh destination; or, for a "
+                                     "supervisor on this machine, run_dir or file)",
+                              key="ssh")
+        if ssh is not None and ssh.startswith("-"):
             raise ConfigError(where, "must not start with '-' (ssh would read an option)",
                               key="ssh")
         out.append(Box(name, ssh,

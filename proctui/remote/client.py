@@ -371,6 +371,12 @@ class RemoteCore:
             future.set_result(request.answer(encode_reply(failed(Fault.GONE, GONE))))
         return future
 
+    def wait_ended(self, timeout: float) -> bool:
+        """Whether this core has ended for good (its supervisor did, or refused us),
+        waiting up to ``timeout`` seconds for it."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def close(self) -> None:
         """End the link and the reader thread (a dial under way: closed once it returns)."""
         self._closing.set()

@@ -25,7 +25,7 @@ from proctui.frontends.console import keys
 from proctui.frontends.console.picker import ProcessPicker, system_commands
 from proctui.frontends.console.screen import REFRESH_HZ, ConsoleScreen
 
-__all__ = ["REFRESH_HZ", "ConsoleScreen", "ProctuiApp"]
+__all__ = ["REFRESH_HZ", "ConsoleFrame", "ConsoleScreen", "ProctuiApp"]
 
 
 def _css_path() -> Path:
@@ -39,7 +39,12 @@ def _css_path() -> Path:
     return path
 
 
-class ProctuiApp(App[None]):
+class ConsoleFrame(App[None]):
+    """What a console's app is around its screens: the stylesheet, the keys that quit
+    from anywhere, an Esc read together with the next key, keys typed ahead of a box
+    that is opening. ``keys_to``: the console screen the keys now reach (the fleet's
+    app has one a box, and none while its own table shows)."""
+
     CSS_PATH = _css_path()
     TITLE = "proctui"
     ENABLE_COMMAND_PALETTE = True
@@ -48,29 +53,28 @@ class ProctuiApp(App[None]):
     # The keys that quit from every screen, a dialog's too (the main screen has the rest).
     BINDINGS = keys.bindings(tuple(k for k in keys.MAIN if k.priority))
 
-    def __init__(self, core: Core, *, clock: Callable[[], float] = time.monotonic,
-                 hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
-                 stop_after: float | None = None,
-                 on_terminal_lost: Callable[[str], None] | None = None,
-                 driver_class: type | None = None, attached: str | None = None,
-                 read_only: bool = False, again: str = "proctui attach",
-                 first_frame: Callable[[], object] | None = None) -> None:
+    def __init__(self, driver_class: type | None = None) -> None:
         super().__init__(driver_class=driver_class)
-        self.main = ConsoleScreen(
-            core, clock=clock, hint=hint, refresh_hz=refresh_hz, stop_after=stop_after,
-            on_terminal_lost=on_terminal_lost, attached=attached, read_only=read_only,
-            again=again, first_frame=first_frame)
         self._note: tuple[str, dict[str, Any]] | None = None  # the newest, not yet shown
 
-    def get_default_screen(self) -> Screen[Any]:
-        return self.main
+    @property
+    def keys_to(self) -> ConsoleScreen | None:
+        raise NotImplementedError
 
     async def action_quit(self) -> None:
         """ctrl+c, ctrl+q (and Textual's own ways to quit): as q does."""
-        self.main.quit.quit()
+        console = self.keys_to
+        if console is not None:
+            console.quit.quit()
+        else:
+            self.exit()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from system_commands(self.main, super().get_system_commands(screen))
+        console = self.keys_to
+        if console is None:
+            yield from super().get_system_commands(screen)
+        else:
+            yield from system_commands(console, super().get_system_commands(screen))
 
     # -- the terminal's keys ----------------------------------------------------------
 
@@ -81,9 +85,10 @@ class ProctuiApp(App[None]):
         # only on the main screen with no box focused: in a box the key is typed (a "£"
         # is a "£" there), and a dialog that Esc closes would get the key meant for the
         # screen under it (it refused it, or a digit went into its number).
+        console = self.keys_to
         if isinstance(event, events.Key) and not event.is_forwarded and \
-                not self.main.type_ahead.armed and len(self.screen_stack) == 1 and \
-                not isinstance(self.focused, Input):
+                console is not None and not console.type_ahead.armed and \
+                len(self.screen_stack) == 1 and not isinstance(self.focused, Input):
             pressed = keys.split_escape(event.key, event.character)
             if pressed:
                 for key, character in pressed:  # in their order, before any key after
@@ -94,10 +99,12 @@ class ProctuiApp(App[None]):
     def on_key(self, event: events.Key) -> None:
         # A key typed while the picker loads comes here from the palette's screen (the
         # main screen's come through its own on_key first).
-        self.main.type_ahead.catch(event)
+        if self.keys_to is not None:
+            self.keys_to.type_ahead.catch(event)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        self.main.type_ahead.focused(event.widget, self.call_later)
+        if self.keys_to is not None:
+            self.keys_to.type_ahead.focused(event.widget, self.call_later)
 
     # -- one answer on screen at a time -------------------------------------------------
 
@@ -119,3 +126,27 @@ class ProctuiApp(App[None]):
             # In the app's queue, as notify's own message is: after one still on its way.
             self.call_later(self.clear_notifications)
             super().notify(note[0], **note[1])
+
+
+class ProctuiApp(ConsoleFrame):
+    """The console of one supervisor (here, or attached to one elsewhere)."""
+
+    def __init__(self, core: Core, *, clock: Callable[[], float] = time.monotonic,
+                 hint: tuple[str, ...] = (), refresh_hz: float = REFRESH_HZ,
+                 stop_after: float | None = None,
+                 on_terminal_lost: Callable[[str], None] | None = None,
+                 driver_class: type | None = None, attached: str | None = None,
+                 read_only: bool = False, again: str = "proctui attach",
+                 first_frame: Callable[[], object] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
+        self.main = ConsoleScreen(
+            core, clock=clock, hint=hint, refresh_hz=refresh_hz, stop_after=stop_after,
+            on_terminal_lost=on_terminal_lost, attached=attached, read_only=read_only,
+            again=again, first_frame=first_frame)
+
+    @property
+    def keys_to(self) -> ConsoleScreen:
+        return self.main
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.main

@@ -26,8 +26,9 @@ class Quitting:
     def __init__(self, screen: Screen[Any], sender: Sender, link: LinkWatch, *,
                  attached: str | None, read_only: bool, again: str,
                  views: Callable[[], tuple[ProcessView, ...]],
-                 tick: Callable[[], None]) -> None:
+                 tick: Callable[[], None], leave: Callable[[], None]) -> None:
         self.screen = screen  # the main screen: its panel, its hint, the dialogs over it
+        self.leave = leave  # the console is done: the app exits (or the fleet shows)
         self.sender = sender
         self.link = link
         self.attached = attached  # attached to a supervisor elsewhere: q asks, d detaches
@@ -91,7 +92,7 @@ class Quitting:
     def detach(self, why: str) -> None:
         """Leave at once; the supervisor and every process go on."""
         self.detached = why
-        self.screen.app.exit()
+        self.leave()
 
     def begin(self, why: Why, words: str = "") -> None:
         """Stop everything; the journal, the summary and events say ``why``, and
@@ -132,7 +133,7 @@ class Quitting:
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.sender.send(AbandonAll(), then=lambda _reply: app.exit())
+                self.sender.send(AbandonAll(), then=lambda _reply: self.leave())
 
         left = tuple(f"{v.name} (pid {v.pid})" for v in self.views() if v.alive and v.pid)
         from proctui.frontends.console.dialogs import ConfirmScreen

@@ -72,9 +72,14 @@ class ConsoleScreen(Screen[None]):
                  on_terminal_lost: Callable[[str], None] | None = None,
                  attached: str | None = None, read_only: bool = False,
                  again: str = "proctui attach",
-                 first_frame: Callable[[], object] | None = None) -> None:
+                 first_frame: Callable[[], object] | None = None,
+                 leave: Callable[[], None] | None = None, place: str = "") -> None:
         super().__init__()
         self.core = core
+        # Where the console goes once it is done (detached, everything ended): the app
+        # exits, or (a box of the fleet) the fleet's table shows again.
+        self.leave = leave or (lambda: self.app.exit())
+        self.place = place  # where this console is, first in the key bar ("boxb · Esc fleet")
         self.clock = clock
         self.hint = hint
         self.refresh_hz = refresh_hz
@@ -109,7 +114,7 @@ class ConsoleScreen(Screen[None]):
                                   lambda: self.selected_pane, read_only)
         self.quit = Quitting(self, self.sender, self.link, attached=attached,
                              read_only=read_only, again=again, views=lambda: self.views,
-                             tick=self.tick)
+                             tick=self.tick, leave=lambda: self.leave())
         self.asking = Asking(self, clock=clock, refused=self.link.refused,
                              help=self.pane_keys.help,
                              detach=(lambda: self.quit.detach("detached"))
@@ -155,7 +160,8 @@ class ConsoleScreen(Screen[None]):
         self.search.close()
         if self.attached is not None:
             self._bar_keys = keys.read_only_bar() if self.read_only else keys.attached_bar()
-            self.key_bar.note = "read-only view" if self.read_only else ""
+            self.key_bar.note = " · ".join(
+                w for w in (self.place, "read-only view" if self.read_only else "") if w)
             self.panel.read_only = self.read_only
         self.show_panes()
         self.core.output.listen(self.poke)
@@ -277,10 +283,12 @@ class ConsoleScreen(Screen[None]):
         if gone is not None and self.quit.detached is None:
             self.quit.detached = gone  # the supervisor ended (or dropped us): nothing to show
         if self.quit.detached is not None:
-            app.exit()
+            self.leave()
             return
         if not app.screen_stack:
             return  # a timer that fired while the app shuts down: nothing to draw on
+        if self not in app.screen_stack:
+            return  # a box of the fleet not shown now: it draws when shown again
         # One reading of the clock per tick, used unrounded by the table, every pane and
         # the panel: a figure rounded here (to the step of the finest figure on screen)
         # made an age jump back when that step grew from 1 s to 10 s.
@@ -335,7 +343,7 @@ class ConsoleScreen(Screen[None]):
                             else hangup)
         self.quit.elsewhere(snap)
         if self.quit.quitting and snap.all_ended:
-            app.exit()
+            self.leave()
 
     def _terminal_lost(self, why: str) -> None:
         """A terminal can go away with no SIGHUP (a pty closed while proctui was not in

@@ -1,0 +1,283 @@
+"""The fleet console: one row a box (its link, its supervisor's age, its processes
+counted, the decisions it waits for, the worst it has to say), what needs the operator
+on top. Enter opens that box's console (the one ``attach --host`` opens), Esc comes back
+to the table; the box's link is the same one throughout (no reconnect).
+
+Each box's console is a mode of the app with its own screen stack: its questions and
+dialogs stay with it, and a console not shown draws nothing. A decision waiting on any
+box is said wherever the operator is, and is taken in that box's console."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Static
+
+from proctui.frontends.console.app import ConsoleFrame
+from proctui.frontends.console.keys import fit
+from proctui.frontends.console.screen import REFRESH_HZ, ConsoleScreen
+from proctui.frontends.fleet import Fleet, FleetBox, FleetRow, LinkState
+
+FLEET = "fleet"  # the mode of the fleet's own table, the first
+LOOK_EVERY = 0.5  # seconds between two looks at every box (ages, countdowns, links)
+_STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
+_LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
+               LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
+               LinkState.UNREACHABLE: "bold red", LinkState.ENDED: "bright_black"}
+KEYS = (("↑↓", "Select"), ("⏎", "Open its console"), ("q", "Leave (everything keeps running)"))
+
+
+def table(rows: list[FleetRow], selected: str | None, width: int) -> Table:
+    """The fleet's table, fitted to ``width``: below 100 columns the counts are one
+    column, below 70 the supervisor's age goes."""
+    t = Table(box=None, expand=True, pad_edge=False, show_edge=False, padding=(0, 1),
+              header_style="bold")
+    t.add_column("", no_wrap=True, width=1)  # ▸ the selected box
+    t.add_column("BOX", no_wrap=True, overflow="ellipsis", max_width=24)
+    t.add_column("LINK", overflow="fold", ratio=2)
+    if width >= 70:
+        t.add_column("SUPERVISOR", no_wrap=True)
+    wide = width >= 100
+    if wide:
+        for head in ("RUN", "READY", "STOP", "FAIL", "ABAND"):
+            t.add_column(head, justify="right", no_wrap=True)
+    else:
+        t.add_column("RUN/RDY/STOP/FAIL/ABAND", no_wrap=True)
+    t.add_column("NEEDS YOU", overflow="fold", ratio=3)
+    for r in rows:
+        style = "reverse" if r.box == selected else ""
+        link = Text(r.link.value, style=_LINK_STYLE[r.link])
+        link.append(r.link_words.removeprefix(r.link.value))
+        counts = (r.running, r.ready, r.stopping, r.failed, r.abandoned)
+        cells: list[Text | str] = ["▸" if r.box == selected else "",
+                                   Text(r.box, style="bold"), link]
+        if width >= 70:
+            cells.append(r.age or "-")
+        if r.link in (LinkState.CONNECTING, LinkState.UNREACHABLE) or \
+                (r.link is LinkState.ENDED and not r.age):
+            cells += ["-"] * (5 if wide else 1)
+        elif wide:
+            cells += [str(c) for c in counts]
+        else:
+            cells.append("/".join(str(c) for c in counts))
+        worst = Text(r.worst, style=_STYLE.get(r.rank, ""))
+        if r.stale:
+            worst.append(f" (counts {r.stale})", style="dim")
+        cells.append(worst)
+        t.add_row(*cells, style=style)
+    return t
+
+
+class FleetScreen(Screen[None]):
+    BINDINGS = [Binding("up,k", "move(-1)", "Up"), Binding("down,j", "move(1)", "Down"),
+                Binding("enter", "open", "Open"), Binding("q", "leave", "Leave")]
+
+    DEFAULT_CSS = """
+    FleetScreen { layout: vertical; }
+    #fleet-title { height: 1; background: $panel; }
+    #fleet-table { height: 1fr; }
+    #fleet-note { height: auto; max-height: 3; color: $warning; }
+    #fleet-keys { height: 1; background: $panel; }
+    """
+
+    def __init__(self, fleet: Fleet) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.selected: str | None = None
+        self.chosen = False  # the operator moved: until then the top row is selected
+        self.rows: list[FleetRow] = []
+        self.note = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-title")
+        yield Static(id="fleet-table")
+        yield Static(id="fleet-note")
+        yield Static(id="fleet-keys")
+
+    def on_mount(self) -> None:
+        self.look()
+
+    def on_screen_resume(self) -> None:
+        self.look()
+
+    def on_resize(self) -> None:
+        self.draw()
+
+    def look(self) -> None:
+        self.rows = self.fleet.rows()
+        if not self.chosen and self.rows:
+            self.selected = self.rows[0].box  # what needs the operator most: Enter opens it
+        self.draw()
+
+    def draw(self) -> None:
+        if not self.is_mounted:
+            return
+        width = self.size.width or 80
+        rows = self.rows
+        up = sum(1 for r in rows if r.link is LinkState.UP)
+        asks = sum(len(r.decisions) for r in rows)
+        title = Text(" proctui fleet", style="bold")
+        title.append(f" · {len(rows)} box{'es' if len(rows) != 1 else ''} · {up} up")
+        if asks:
+            title.append(f" · {asks} decision{'s' if asks != 1 else ''} waiting",
+                         style="bold magenta")
+        self.query_one("#fleet-title", Static).update(title)
+        self.query_one("#fleet-table", Static).update(table(rows, self.selected, width))
+        self.query_one("#fleet-note", Static).update(Text(self.note))
+        bar = Text(" ")
+        items = fit([f"{k} {w}" for k, w in KEYS], width - 2)
+        for i, item in enumerate(items.split("  ") if items else []):
+            key, _, label = item.partition(" ")
+            if i:
+                bar.append("  ")
+            bar.append(key, style="bold reverse")
+            bar.append(" " + label)
+        self.query_one("#fleet-keys", Static).update(bar)
+
+    def action_move(self, step: int) -> None:
+        names = [r.box for r in self.rows]
+        if not names:
+            return
+        i = names.index(self.selected) if self.selected in names else 0
+        self.selected = names[max(0, min(len(names) - 1, i + step))]
+        self.chosen = True
+        self.draw()
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            app = self.app
+            assert isinstance(app, FleetApp)
+            app.open(self.selected)
+
+    def action_leave(self) -> None:
+        self.app.exit()
+
+
+class FleetApp(ConsoleFrame):
+    """The fleet's table, and a console a box, each in a mode of its own."""
+
+    BINDINGS = [*ConsoleFrame.BINDINGS, Binding("escape", "fleet", "Fleet", show=False)]
+    DEFAULT_MODE = FLEET  # (Textual's own first mode cannot be switched back to)
+
+    def __init__(self, fleet: Fleet, *, read_only: bool = False,
+                 refresh_hz: float = REFRESH_HZ, driver_class: type | None = None,
+                 again: Callable[[str], str] = lambda box: f"proctui attach --host {box}",
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(driver_class=driver_class)
+        self.fleet = fleet
+        self.read_only = read_only
+        self.refresh_hz = refresh_hz
+        self.again = again
+        self.clock = clock
+        self.table = FleetScreen(fleet)
+        self.add_mode(FLEET, lambda: self.table)
+        self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
+        self._said: set[tuple[str, str, float | None]] = set()  # decisions announced
+
+    @property
+    def keys_to(self) -> ConsoleScreen | None:
+        if self.current_mode == FLEET:
+            return None
+        entry = self._consoles.get(self.current_mode.removeprefix("box:"))
+        return entry[1] if entry is not None else None
+
+    def on_mount(self) -> None:
+        self.set_interval(LOOK_EVERY, self._look)
+
+    def _look(self) -> None:
+        """Every box, now: the table (when it shows), and each decision newly waiting
+        said wherever the operator is (not in the console of its own box, which asks)."""
+        self.table.look()
+        here = None if self.current_mode == FLEET else self.current_mode.removeprefix("box:")
+        waiting = set()
+        for row in self.table.rows:
+            for d in row.decisions:
+                key = (row.box, d.process, d.since)
+                waiting.add(key)
+                if key in self._said or row.box == here:
+                    continue
+                self._said.add(key)
+                words = (f"{row.box}: {d.process} waits for your decision ({d.words})"
+                         + (": Esc, then ⏎ on it" if here is not None else ": ⏎ on it"))
+                self.notify(words, severity="warning", markup=False, timeout=8)
+        if self._said - waiting:
+            self.clear_notifications()  # answered (here or elsewhere): its words are stale
+        self._said &= waiting
+
+    def open(self, name: str) -> None:
+        """That box's console: the one already made for its link, or a new one."""
+        box = self.fleet.box(name)
+        if box is None:
+            return
+        core = box.core
+        if core is None:
+            words = box.row(self.clock(), time.time()).link_words
+            self.notify(f"{name}: no console to open ({words})", severity="warning",
+                        markup=False)
+            return
+        mode = f"box:{name}"
+        entry = self._consoles.get(name)
+        if entry is not None and entry[0] != box.generation:
+            self._forget(name)  # a new supervisor there: a new console
+            entry = None
+        self.clear_notifications()  # (a decision said of this box: its console asks it)
+        if entry is None:
+            screen = self._console(box, core)
+            self._consoles[name] = (box.generation, screen)
+            self.add_mode(mode, lambda: screen)
+        self.switch_mode(mode)
+
+    def _console(self, box: FleetBox, core: Any) -> ConsoleScreen:
+        link = core.snapshot().link
+        where = link.where if link is not None else box.name
+        name = box.name
+        hint = (f"{name}: attached to {where}", "Esc: back to the fleet",
+                "d detaches from this box (the fleet stays)")
+        return ConsoleScreen(core, hint=hint, refresh_hz=self.refresh_hz, attached=where,
+                             read_only=self.read_only, again=self.again(name),
+                             leave=lambda: self.back(name, forget=True),
+                             place=f"{name} · Esc fleet")
+
+    def back(self, name: str | None = None, forget: bool = False) -> None:
+        """The fleet's table again; ``forget``: that box's console is done (detached, or
+        everything there ended): the next Enter makes a new one."""
+        if self.current_mode != FLEET:
+            self.switch_mode(FLEET)
+        if forget and name is not None:
+            self.call_later(self._forget, name)
+
+    def _forget(self, name: str) -> None:
+        if self._consoles.pop(name, None) is not None and self.current_mode != f"box:{name}":
+            self.remove_mode(f"box:{name}")
+
+    def action_fleet(self) -> None:
+        """Esc where nothing else takes it (a box's console, no dialog): the fleet."""
+        if self.current_mode != FLEET and len(self.screen_stack) == 1:
+            self.back()
+
+
+def run_fleet(boxes: list[FleetBox], *, refresh_hz: float | None = None,
+              read_only: bool = False,
+              again: Callable[[str], str] = lambda box: f"proctui attach --host {box}") -> int:
+    """The fleet console on ``boxes`` until the operator leaves; every box goes on."""
+    import sys
+
+    from proctui.frontends.console.driver import console_driver
+
+    fleet = Fleet(boxes)  # (looked at every LOOK_EVERY: never a box's thread waiting)
+    app = FleetApp(fleet, read_only=read_only, refresh_hz=refresh_hz or REFRESH_HZ,
+                   driver_class=console_driver(), again=again)
+    fleet.start()
+    try:
+        app.run()
+    finally:
+        fleet.close()
+    sys.stdout.write(f"left the fleet; every box goes on ({len(boxes)} boxes)\n")
+    return 0

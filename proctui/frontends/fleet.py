@@ -1,0 +1,279 @@
+"""The fleet: every box's supervisor at once, each over a link of its own (the operator's
+ssh, or a run directory here), and one row a box that says what needs the operator.
+
+Each box is reached on a thread of its own until its first link is made; from then on
+its RemoteCore keeps the link (it redials by itself when it drops). A box whose
+supervisor ended, or that never answered, is dialled again and again with a growing
+wait: the row says why meanwhile. Nothing here waits on one box for another, and nothing
+here knows Textual: the fleet console draws these rows, the tests read them."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from proctui.core.life.outcome import OutcomeKind, seconds
+from proctui.core.life.stop import Phase
+from proctui.core.snapshot import CoreSnapshot
+from proctui.core.view import ProcessView
+from proctui.frontends.report import action_words
+from proctui.frontends.words import duration
+from proctui.remote.client import RemoteCore
+from proctui.remote.connection import Connection
+from proctui.remote.redial import Backoff
+
+LOST_AFTER = 5.0  # seconds a dropped link is "reconnecting" before it is "lost"
+AGAIN_MOST = 10.0  # the longest wait between two dials of a box that is not there
+
+
+class LinkState(Enum):
+    UP = "up"
+    CONNECTING = "connecting"  # no link made yet: the first dial is under way
+    RECONNECTING = "reconnecting"  # the link dropped a moment ago
+    LOST = "lost"  # the link has been down LOST_AFTER or more
+    UNREACHABLE = "unreachable"  # never reached: its dial failed (the row says why)
+    ENDED = "ended"  # its supervisor ended (dialled again: a new one may come)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A process on a box that waits for the operator's decision."""
+
+    process: str
+    words: str  # "SIGKILL in 12s", or "no deadline"
+    since: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetRow:
+    box: str
+    link: LinkState
+    link_words: str  # "up 2h", "lost 12s · try 3, next try in 2s"
+    age: str = ""  # the supervisor's: "up 3h" ("" when unknown)
+    running: int = 0
+    ready: int = 0
+    stopping: int = 0
+    failed: int = 0
+    abandoned: int = 0
+    decisions: tuple[Decision, ...] = ()
+    worst: str = ""  # the worst thing the box has to say, in one line
+    stale: str = ""  # the counts are from before the link dropped: "as of 12s ago"
+    rank: int = 9  # 0 first: what needs the operator on top
+
+    @property
+    def counts(self) -> str:
+        return (f"{self.running} running · {self.ready} ready · {self.stopping} stopping · "
+                f"{self.failed} failed · {self.abandoned} abandoned")
+
+
+def _decision_words(view: ProcessView, now: float) -> str:
+    if view.deadline is None:
+        since = view.decision_since
+        return f"waiting {duration(now - since)}" if since is not None else "no deadline"
+    left = seconds(max(0.0, view.deadline - now))
+    action = action_words(view)
+    return f"{action} in {left}" if action else f"{left} left"
+
+
+def _failed(view: ProcessView) -> bool:
+    if view.phase is not Phase.ENDED:
+        return False
+    if view.not_started:
+        return True
+    o = view.outcome
+    return o is not None and not o.clean and \
+        o.kind not in (OutcomeKind.ABANDONED, OutcomeKind.HELD)
+
+
+def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
+           link: LinkState, link_words: str, why: str = "",
+           started: float | None = None) -> FleetRow:
+    """One box's row from its newest snapshot (None: never reached); ``why``: what is
+    wrong with its link."""
+    if snap is None:
+        return FleetRow(box, link, link_words, worst=why or link_words, rank=1)
+    views = snap.views
+    running = sum(1 for v in views if v.phase is Phase.RUNNING)
+    ready = sum(1 for v in views if v.phase is Phase.RUNNING and v.ready_at is not None)
+    stopping = sum(1 for v in views if v.phase.stopping)
+    failed = [v for v in views if _failed(v)]
+    abandoned = sum(1 for v in views if v.phase is Phase.ENDED and v.outcome is not None
+                    and v.outcome.kind in (OutcomeKind.ABANDONED, OutcomeKind.HELD))
+    decisions = tuple(Decision(v.name, _decision_words(v, now), v.decision_since)
+                      for v in views if v.phase is Phase.DECIDING)
+    stale = ""
+    if link is not LinkState.UP and snap.link is not None and snap.link.heard is not None:
+        stale = f"as of {duration(now - snap.link.heard)} ago"
+    if decisions:
+        d = decisions[0]
+        more = f" (and {len(decisions) - 1} more)" if len(decisions) > 1 else ""
+        worst, rank = f"{d.process} waits for your decision: {d.words}{more}", 0
+    elif link is not LinkState.UP:
+        worst, rank = why or link_words, 1
+    elif snap.crash:
+        worst, rank = f"the supervisor crashed: {snap.crash}", 1
+    elif snap.shutting_down or stopping:
+        what = "stopping everything" if snap.shutting_down else \
+            f"{stopping} stopping"
+        worst, rank = what + (f" ({snap.shutdown_why})" if snap.shutdown_why else ""), 2
+    elif failed:
+        v = failed[0]
+        text = v.not_started or (v.outcome.text if v.outcome is not None else "failed")
+        worst, rank = f"{v.name}: {text}", 3
+    elif snap.troubles:
+        worst, rank = snap.troubles[0], 3
+    elif abandoned:
+        worst, rank = f"{abandoned} abandoned, left running", 4
+    elif snap.all_ended:
+        worst, rank = "everything has ended", 5
+    else:
+        worst, rank = "all well", 6
+    age = f"up {duration(wall - started)}" if started else ""
+    return FleetRow(box, link, link_words, age, running, ready, stopping, len(failed),
+                    abandoned, decisions, worst, stale, rank)
+
+
+def ordered(rows: Sequence[FleetRow]) -> list[FleetRow]:
+    """What needs the operator first (a decision, a lost box, a stop, a failure), then
+    the rest; boxes of one rank in the order they were given."""
+    return sorted(rows, key=lambda r: r.rank)  # (stable: the given order within a rank)
+
+
+@dataclass
+class FleetBox:
+    """One box: how to reach it, and its link once made."""
+
+    name: str
+    dial: Callable[[], Connection]
+    read_only: bool = False
+    core: RemoteCore | None = None
+    why: str = ""  # why the last dial failed, or why the supervisor ended
+    tries: int = 0
+    next_try: float | None = None  # monotonic; None: a dial is under way
+    ended: bool = False  # its supervisor ended (or another answers there now)
+    linked_at: float = 0.0  # when the current core's link was made
+    generation: int = 0  # a new core (a new supervisor, after an end): consoles start anew
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def row(self, now: float, wall: float) -> FleetRow:
+        with self._lock:
+            core, why, tries, next_try, ended = (self.core, self.why, self.tries,
+                                                 self.next_try, self.ended)
+        if core is None:
+            wait = f"next try in {seconds(max(0.0, next_try - now))}" \
+                if next_try is not None else "trying now"
+            if ended:
+                return row_of(self.name, None, now, wall, LinkState.ENDED,
+                              f"ended · {wait}", f"its supervisor ended: {why}")
+            if tries == 0 or not why:
+                return row_of(self.name, None, now, wall, LinkState.CONNECTING,
+                              "connecting")
+            return row_of(self.name, None, now, wall, LinkState.UNREACHABLE,
+                          f"unreachable · {tries} tries, {wait}", why)
+        snap = core.snapshot()
+        link = snap.link
+        started = core.conn.hello.started or None
+        if link is not None and link.down_since is not None:
+            down = now - link.down_since
+            state = LinkState.RECONNECTING if down < LOST_AFTER else LinkState.LOST
+            wait = (f"next try in {seconds(max(0.0, link.next_try - now))}"
+                    if link.next_try is not None else "trying now")
+            words = f"{state.value} {duration(down)} · try {link.tries + 1}, {wait}"
+            return row_of(self.name, snap, now, wall, state, words,
+                          f"link {state.value}: {link.down_why}", started)
+        return row_of(self.name, snap, now, wall, LinkState.UP,
+                      f"up {duration(now - self.linked_at)}", started=started)
+
+
+class Fleet:
+    """Every box, each reached on its own; ``changed`` is called (from any thread) when
+    a box's link is made or lost, for a frontend to look again."""
+
+    def __init__(self, boxes: Sequence[FleetBox],
+                 changed: Callable[[], None] = lambda: None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.boxes = list(boxes)
+        self.changed = changed
+        self.clock = clock
+        self._closing = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for box in self.boxes:
+            self._reach(box)
+
+    def _reach(self, box: FleetBox) -> None:
+        t = threading.Thread(target=self._dialling, args=(box,), daemon=True,
+                             name=f"proctui-fleet-{box.name}")
+        self._threads.append(t)
+        t.start()
+
+    def _dialling(self, box: FleetBox) -> None:
+        """Dial until a link is made; then watch it until its supervisor ends, and dial
+        again (a new supervisor may come there: ``proctui up`` once more)."""
+        backoff = Backoff(most=AGAIN_MOST)
+        while not self._closing.is_set():
+            with box._lock:
+                box.next_try = None
+            self.changed()
+            try:
+                conn = box.dial()
+            except Exception as e:  # whatever a dial raises is that box's row, retried
+                with box._lock:
+                    box.tries += 1
+                    box.why = (str(e) or type(e).__name__).splitlines()[0][:300] \
+                        if str(e).strip() else type(e).__name__
+                    delay = backoff.next()
+                    box.next_try = self.clock() + delay
+                self.changed()
+                if self._closing.wait(delay):
+                    return
+                continue
+            if self._closing.is_set():
+                conn.close()
+                return
+            core = RemoteCore(conn, dial=box.dial, read_only=box.read_only)
+            with box._lock:
+                box.core, box.ended, box.why, box.tries = core, False, "", 0
+                box.linked_at = self.clock()
+                box.generation += 1
+            self.changed()
+            backoff = Backoff(most=AGAIN_MOST)
+            # The core redials a dropped link itself; it ends only when its supervisor
+            # has (said goodbye, refused us, or another answers there now).
+            while not core.wait_ended(1.0):
+                if self._closing.is_set():
+                    return
+            if self._closing.is_set():
+                return
+            gone = core.snapshot().link
+            core.close()
+            with box._lock:
+                box.core = None
+                box.ended = True
+                box.why = (gone.gone if gone is not None and gone.gone else "it ended")
+                delay = backoff.next()
+                box.next_try = self.clock() + delay
+            self.changed()
+            if self._closing.wait(delay):
+                return
+
+    def rows(self) -> list[FleetRow]:
+        now, wall = self.clock(), time.time()
+        return ordered([box.row(now, wall) for box in self.boxes])
+
+    def box(self, name: str) -> FleetBox | None:
+        return next((b for b in self.boxes if b.name == name), None)
+
+    def close(self) -> None:
+        """End every link (a dial under way: closed once it returns), in parallel."""
+        self._closing.set()
+        cores = [b.core for b in self.boxes if b.core is not None]
+        closers = [threading.Thread(target=c.close, daemon=True) for c in cores]
+        for t in closers:
+            t.start()
+        for t in closers:
+            t.join(3.0)
