@@ -127,3 +127,66 @@ PrintMotd no
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(10)
+
+
+class SecondSshd:
+    """Another sshd beside the module's, with its keys and its own port, reached as
+    ``alias`` through the same client config: a box that can be lost on its own. kill()
+    ends it and every session it holds (as a box going away would); start() brings it
+    back on the same port."""
+
+    def __init__(self, first: Sshd, alias: str) -> None:
+        self.first, self.alias = first, alias
+        where = first.config.parent
+        self.port = _free_port()
+        self.cfg = where / f"sshd_config.{alias}"
+        text = (where / "sshd_config").read_text()
+        self.cfg.write_text(text.replace(f"Port {first.port}\n", f"Port {self.port}\n"))
+        common = first.config.read_text().split("Host dead", 1)[0].split("\n", 3)[3]
+        with open(first.config, "a") as f:
+            f.write(f"Host {alias}\n  HostName 127.0.0.1\n  Port {self.port}\n{common}")
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        assert SSHD is not None
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_VAR}
+        log = self.cfg.with_suffix(".log")
+        with open(log, "ab") as out:
+            self.server = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.cfg)],
+                                           stdout=out, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=1):
+                return
+            assert self.server.poll() is None, log.read_text()[-500:]
+            assert time.monotonic() < deadline, f"sshd never listened: {log.read_text()}"
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.server is None:
+            return
+        for pid in [self.server.pid, *_descendants(self.server.pid)]:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().startswith("sshd"):
+                    os.kill(pid, signal.SIGKILL)
+        self.server.wait(10)
+        self.server = None
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process under ``root``, from /proc (its sessions, and theirs)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                raw = Path(f"/proc/{entry}/stat").read_text()
+                parent[int(entry)] = int(raw[raw.rindex(")") + 2:].split()[1])
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        kids = [c for c, p in parent.items() if p == pid]
+        found += kids
+        todo += kids
+    return found

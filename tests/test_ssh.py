@@ -27,7 +27,7 @@ from proctui.remote.client import Connection, NoSupervisor, RemoteCore
 from proctui.remote.dial import over_ssh
 from tests import table as commands
 from tests.conftest import PY, alive, processes_with_token, wait_until
-from tests.sshd import Sshd, sshd_server  # noqa: F401  (the fixture sshd)
+from tests.sshd import SecondSshd, Sshd, sshd_server  # noqa: F401  (the fixture sshd)
 from tests.test_detach import Detached, write_config
 
 # The real console on a pty, the wheel, ssh or hundreds of processes: the second
@@ -628,4 +628,59 @@ def test_ctrl_c_during_a_fleet_down_reaches_every_box(tmp_path, sshd: Sshd, chil
         assert "b  hung  killed with SIGKILL by operator" in text, text
     finally:
         for d in boxes:
+            d.kill()
+
+
+def test_the_fleet_console_over_ssh_loses_a_box_and_gets_it_back_by_itself(
+        tmp_path, sshd: Sshd, child_reaper, monkeypatch):
+    """Issue 41's "done when" on real sshd: two boxes in the fleet console, each behind
+    its own sshd. The second box's sshd is killed with every session it holds: its row
+    says the box is lost within 10 s while the first box's row goes on updating; its
+    sshd is started again and the row is up by itself, on a new link."""
+    from tests.screen import Screen
+
+    env = sshd.env(child_reaper)
+    for key in ("PROCTUI_SSH", "PROCTUI_REMOTE"):
+        monkeypatch.setenv(key, env[key])
+    other = SecondSshd(sshd, "boxc")
+    other.start()
+    made = {}
+    try:
+        for name in ("boxa", "boxc"):
+            (tmp_path / name).mkdir()
+            made[name] = Detached(tmp_path / name, write_config(tmp_path / name))
+        fleet = tmp_path / "fleet.toml"
+        fleet.write_text(f'[boxes.boxa]\nssh = "box"\nrun_dir = "{made["boxa"].run_dir}"\n'
+                         f'[boxes.boxc]\nssh = "boxc"\nrun_dir = "{made["boxc"].run_dir}"\n')
+
+        def row(name: str, lines: list[str]) -> str:
+            return next((line for line in lines if f" {name} " in line), "")
+
+        screen = Screen([PY, "-m", "proctui", "attach", "--fleet", str(fleet)], tmp_path,
+                        30, 120, env=env)
+        try:
+            screen.wait(lambda lines: " up " in row("boxa", lines) and
+                        " up " in row("boxc", lines), timeout=60, what="both boxes up")
+            other.kill()
+            lost_at = time.monotonic()
+            screen.wait(lambda lines: "lost" in row("boxc", lines), timeout=10,
+                        what="boxc's row saying it is lost")
+            assert time.monotonic() - lost_at < 10
+            # The other box goes on: its own link's age moves on screen meanwhile.
+            before = row("boxa", screen.lines())
+            assert " up " in before, screen.text()
+            screen.wait(lambda lines: row("boxa", lines) not in ("", before), timeout=10,
+                        what="boxa's row to go on updating")
+            other.start()
+            screen.wait(lambda lines: re.search(r"boxc +up ", row("boxc", lines)) is not None,
+                        timeout=30, what="boxc back by itself")
+            screen.press(b"q")
+            assert screen.finish(30) == 0
+        finally:
+            screen.close()
+        for d in made.values():
+            assert alive(d.pid)
+    finally:
+        other.kill()
+        for d in made.values():
             d.kill()

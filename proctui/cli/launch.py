@@ -53,7 +53,10 @@ def up(file: Path | None, commands: tuple[str, ...], **options: object) -> None:
 @start_options()
 @click.option("--print-config", is_flag=True,
               help="Print the demo as a proctui.toml to copy and edit, and exit.")
-def demo(print_config: bool, **options: object) -> None:
+@click.option("--fleet", is_flag=True,
+              help="Three supervisors on this machine, each a box, in the fleet console "
+                   "(attach --host A --host B on real boxes); leaving it stops them.")
+def demo(print_config: bool, fleet: bool, **options: object) -> None:
     """Play the built-in tour of shutdown behaviour: eight small programs, each ending
     in its own way, two of them speaking sd_notify and starting in order. Press q to
     quit and watch the countdowns."""
@@ -62,6 +65,10 @@ def demo(print_config: bool, **options: object) -> None:
     if print_config:
         say(tour.config_text(), end="")
         return
+    if fleet:
+        from proctui import demo_fleet
+
+        sys.exit(demo_fleet.run(cast("float | None", options.get("refresh"))))
     over = _overrides_from(options)
     config = tour.config()
     config = replace(config, processes=tuple(over.apply(s) for s in config.processes))

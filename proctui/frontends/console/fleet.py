@@ -31,7 +31,8 @@ _STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
 _LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
                LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
                LinkState.UNREACHABLE: "bold red", LinkState.ENDED: "bright_black"}
-KEYS = (("↑↓", "Select"), ("⏎", "Open its console"), ("q", "Leave (everything keeps running)"))
+KEYS = (("↑↓", "Select"), ("⏎", "Open its console"))
+LEAVING = "Leave (everything keeps running)"
 
 
 def table(rows: list[FleetRow], selected: str | None, width: int) -> Table:
@@ -87,9 +88,10 @@ class FleetScreen(Screen[None]):
     #fleet-keys { height: 1; background: $panel; }
     """
 
-    def __init__(self, fleet: Fleet) -> None:
+    def __init__(self, fleet: Fleet, leaving: str = LEAVING) -> None:
         super().__init__()
         self.fleet = fleet
+        self.leaving = leaving  # what q does, in the key bar
         self.selected: str | None = None
         self.chosen = False  # the operator moved: until then the top row is selected
         self.rows: list[FleetRow] = []
@@ -132,7 +134,7 @@ class FleetScreen(Screen[None]):
         self.query_one("#fleet-table", Static).update(table(rows, self.selected, width))
         self.query_one("#fleet-note", Static).update(Text(self.note))
         bar = Text(" ")
-        items = fit([f"{k} {w}" for k, w in KEYS], width - 2)
+        items = fit([f"{k} {w}" for k, w in (*KEYS, ("q", self.leaving))], width - 2)
         for i, item in enumerate(items.split("  ") if items else []):
             key, _, label = item.partition(" ")
             if i:
@@ -169,14 +171,14 @@ class FleetApp(ConsoleFrame):
     def __init__(self, fleet: Fleet, *, read_only: bool = False,
                  refresh_hz: float = REFRESH_HZ, driver_class: type | None = None,
                  again: Callable[[str], str] = lambda box: f"proctui attach --host {box}",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, leaving: str = LEAVING) -> None:
         super().__init__(driver_class=driver_class)
         self.fleet = fleet
         self.read_only = read_only
         self.refresh_hz = refresh_hz
         self.again = again
         self.clock = clock
-        self.table = FleetScreen(fleet)
+        self.table = FleetScreen(fleet, leaving)
         self.add_mode(FLEET, lambda: self.table)
         self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
         self._said: set[tuple[str, str, float | None]] = set()  # decisions announced
@@ -265,7 +267,8 @@ class FleetApp(ConsoleFrame):
 
 def run_fleet(boxes: list[FleetBox], *, refresh_hz: float | None = None,
               read_only: bool = False,
-              again: Callable[[str], str] = lambda box: f"proctui attach --host {box}") -> int:
+              again: Callable[[str], str] = lambda box: f"proctui attach --host {box}",
+              leaving: str = LEAVING) -> int:
     """The fleet console on ``boxes`` until the operator leaves; every box goes on."""
     import sys
 
@@ -273,11 +276,12 @@ def run_fleet(boxes: list[FleetBox], *, refresh_hz: float | None = None,
 
     fleet = Fleet(boxes)  # (looked at every LOOK_EVERY: never a box's thread waiting)
     app = FleetApp(fleet, read_only=read_only, refresh_hz=refresh_hz or REFRESH_HZ,
-                   driver_class=console_driver(), again=again)
+                   driver_class=console_driver(), again=again, leaving=leaving)
     fleet.start()
     try:
         app.run()
     finally:
         fleet.close()
-    sys.stdout.write(f"left the fleet; every box goes on ({len(boxes)} boxes)\n")
+    if leaving == LEAVING:
+        sys.stdout.write(f"left the fleet; every box goes on ({len(boxes)} boxes)\n")
     return 0
