@@ -682,6 +682,62 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
         screen.close()
 
 
+LONG = "word " * 44  # a line of about 230 characters with its number and END
+SCROLLBAR = " ▁▂▃▄▅▆▇█▔"  # the pane's scrollbar, in its last column
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_an_answer_leaves_the_newest_line_whole(installed, tmp_path, rows, columns):
+    """9 over a pane of ~230-character lines: "no process 9" was drawn in a toast over the
+    end of the newest line for 2 s. The answer has a row of its own above the key bar,
+    and every cell of the newest line stays in view above it."""
+    screen = console(installed, tmp_path,
+                     f"long=for i in $(seq 1 30); do echo \"$(printf %03d $i) {LONG}END\"; "
+                     "done; sleep 100", rows=rows, columns=columns)
+    try:
+        screen.wait(lambda lines: any(line.startswith("030 ") for line in lines),
+                    what="the newest line")
+        screen.settle()
+        screen.press(b"9")
+        screen.wait_text("no process 9")
+        lines = screen.lines()
+        said = next(i for i, line in enumerate(lines) if "no process 9" in line)
+        assert "? Help" in lines[-1] and said >= len(lines) - 4, screen.text()
+        assert "word" not in lines[said], screen.text()  # a row of its own
+        # The newest line, from its number to END, whole in the rows above the answer.
+        first = max(i for i, line in enumerate(lines[:said]) if line.startswith("030 "))
+        newest = " ".join(line.rstrip(SCROLLBAR).strip() for line in lines[first:said])
+        assert " ".join(newest.split()) == f"030 {LONG}END".replace("  ", " ").strip(), \
+            screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
+def test_an_answer_about_a_process_goes_when_the_process_changes(installed, tmp_path):
+    """"once has already ended ...; nothing to abandon" stayed on screen after S had
+    started once again. The answer stays while it is true, and goes once its process
+    changes, long before its 5 s are up."""
+    screen = console(installed, tmp_path, "a=sleep 100", "once=sleep 1",
+                     rows=24, columns=80)
+    try:
+        screen.wait_text("exited: exit code 0")
+        screen.press(b"2a")
+        screen.wait_text("nothing to abandon")
+        still = time.monotonic() + 1.0  # true still: it stays
+        while time.monotonic() < still:
+            screen.pump()
+            assert "nothing to abandon" in screen.text(), screen.text()
+        screen.press(b"S")
+        screen.wait(lambda lines: "nothing to abandon" not in "\n".join(lines), timeout=2.0,
+                    what="the stale answer gone")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
 def test_a_questions_answer_to_a_key_is_in_the_dialog_not_over_it(installed, tmp_path):
     """z at a question at 60x15: the toast saying the question comes first covered the
     dialog's text and buttons (and at 80x24 the quit panel's countdowns). The dialog
@@ -703,13 +759,18 @@ def test_a_questions_answer_to_a_key_is_in_the_dialog_not_over_it(installed, tmp
 
 def test_a_question_due_under_the_help_is_said(installed, tmp_path):
     """The help covers the whole screen: a decision that came due meanwhile gave no sign
-    until Esc (10 s late in a trial). A toast says so; Esc then shows the question."""
+    until Esc (10 s late in a trial). A line under it says so (a toast covered the help's
+    last line); Esc then shows the question."""
     screen = asking(installed, tmp_path, 30, 120)
     try:
         screen.wait_text("running")
         screen.press(b"s?")  # the stop, and the help before its 0.5 s deadline
         screen.wait_text("stub waits for a decision: Esc closes this to answer it")
         assert "stop timeout reached" not in screen.text()  # still under the help
+        # On a row of its own under the help's frame, not over the help's last line.
+        lines = screen.lines()
+        said = next(i for i, line in enumerate(lines) if "waits for a decision" in line)
+        assert lines[said - 1].strip("█").startswith("▄▄▄"), screen.text()
         screen.press(KEYS["escape"])
         screen.wait_text("stop timeout reached")
         screen.wait_text("kill now")  # armed

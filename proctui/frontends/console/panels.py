@@ -54,12 +54,6 @@ class ShutdownPanel(Widget):
         room = container.height - others - 1
         return max(1, min(wanted, room))
 
-    def on_resize(self) -> None:
-        # Toasts (X's answer, a key's) stand above the key bar, where the panel is: they
-        # covered its countdowns. Lifted above it, over the pane's output.
-        for rack in self.screen.query("#textual-toastrack"):
-            rack.styles.margin = (0, 0, 1 + self.outer_size.height, 0)
-
     def render(self) -> Text:
         text = Text()
         count = len(self.views)
