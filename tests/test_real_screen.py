@@ -629,6 +629,86 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
         screen.close()
 
 
+SPACED = "ignores-term-forever (leftover copy)"  # a name with spaces, cut at every size
+ENDLESS = "a-very-long-process-name-that-goes-on-and-on-forever-and-ever"
+
+
+def cut_between_pieces(line: str, name: str) -> bool:
+    """Each place ``name`` is cut with "…" in ``line`` cuts it between whole pieces (at a
+    space, after a - _ . / : or before a "("), never inside one ("ignores-term…ftover)")."""
+    def boundary(k: int) -> bool:  # between name[:k] and name[k:]
+        return k in (0, len(name)) or name[k - 1] in " -_./:," or name[k] in " ("
+
+    for at in [i for i, char in enumerate(line) if char == "…"]:
+        before, after = line[:at], line[at + 1:]
+        head = max((k for k in range(1, len(name) + 1) if before.endswith(name[:k])),
+                   default=0)
+        if head < 3:
+            continue  # not this name's "…" (an outcome's, a status's)
+        tail = min((j for j in range(len(name)) if after.startswith(name[j:])),
+                   default=len(name))
+        if not boundary(head) or not boundary(tail):
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_long_names_are_cut_and_folded_between_words(installed, tmp_path, rows, columns):
+    """A name was cut in the middle of a word at 60 columns ("ignores-term…ftover)" in the
+    quit panel and the pane's header, "a-very-long-p…and-ever" in the table), and the
+    summary let a 61-column name run past the terminal's edge, which split it mid-word at
+    80 ("...forever-an" / "d-ever"), its outcome's continuation under the name. Names
+    are cut between whole pieces, folded at hyphens and spaces, and an outcome's
+    continuation stands under its beginning."""
+    import re
+
+    stubborn = "(trap '' TERM; while :; do sleep 0.2; done) & trap 'exit 0' TERM; wait"
+    (tmp_path / "proctui.toml").write_text("".join(
+        f'[processes."{name}"]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 3\n'
+        for name in (SPACED, ENDLESS)))
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, rows, columns)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.settle()
+        for name in (SPACED, ENDLESS):
+            assert all(cut_between_pieces(line, name) for line in screen.lines()), \
+                screen.text()
+        screen.press(b"q")
+        screen.wait(lambda lines: sum("SIGKILL in" in line for line in lines) >= 2,
+                    what="both countdowns in the quit panel")
+        for name in (SPACED, ENDLESS):
+            assert all(cut_between_pieces(line, name) for line in screen.lines()), \
+                screen.text()
+        screen.finish(timeout=60)
+        tail = screen.pty.screen.decode(errors="replace").rsplit("summary:", 1)[1]
+        printed = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).rstrip("\r")
+                   for line in tail.split("\n") if "|" in line]
+        assert all(len(line) <= columns for line in printed), printed
+        rows_ = [line.split("| ", 1)[1] for line in printed]
+        # The long name whole, folded only after its hyphens.
+        assert ENDLESS in "".join(row.strip() for row in rows_), rows_
+        assert all(row.strip().endswith("-") or ENDLESS.endswith(row.strip())
+                   for row in rows_ if row.strip() and row.strip() in ENDLESS), rows_
+        # Each outcome's continuation under its beginning (the group's leader ended on
+        # SIGTERM, the rest of it was killed: an outcome that takes two rows at 80).
+        outcomes = [i for i, row in enumerate(rows_) if "killed with" in row]
+        assert len(outcomes) == 2, rows_
+        for first in outcomes:
+            column = rows_[first].index("killed with")
+            for row in rows_[first + 1:]:
+                if len(row) - len(row.lstrip()) < column:
+                    break
+                assert len(row) - len(row.lstrip()) == column, rows_
+        first, column = outcomes[0], rows_[outcomes[0]].index("killed with")
+        assert columns > 80 or len(rows_[first + 1]) - len(rows_[first + 1].lstrip()) == \
+            column, rows_  # (a continuation there is)
+    finally:
+        screen.close()
+
+
 def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
     """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
     bar), a 62-column one only its mark. The name is cut with '…' instead."""
