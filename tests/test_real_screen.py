@@ -709,6 +709,52 @@ def test_long_names_are_cut_and_folded_between_words(installed, tmp_path, rows, 
         screen.close()
 
 
+def bars(lines: list[str]) -> list[tuple[int, int]]:
+    """Where each countdown bar in ``lines`` begins, and how long it is."""
+    import re
+
+    return [(m.start(), len(m.group(0))) for line in lines
+            for m in [re.search(r"[█░]{3,}", line)] if m]
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_countdown_bars_in_one_column_are_one_length(installed, tmp_path, rows, columns):
+    """At 80 columns the table's bars were 8 and 9 cells long one under the other, and the
+    quit panel's 11, 12 and 17 ("decision in" is a cell longer than "SIGKILL in"): they
+    read as different amounts of time left. A column's bars begin in one column and
+    have one length."""
+    stubborn = "trap '' TERM; while :; do sleep 0.2; done"
+    (tmp_path / "proctui.toml").write_text(
+        f'[processes.asks]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 30\n'
+        'on_timeout = "ask"\n'
+        f'[processes.kills]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 30\n')
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, rows, columns)
+
+    def groups(lines: list[str]) -> tuple[list[str], list[str]]:
+        at = next((i for i, line in enumerate(lines) if "Quitting" in line), len(lines))
+        table = [line for line in lines[:at] if line[:1].isdigit()]
+        return table, lines[at + 1:]
+
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.press(b"q")
+        screen.wait(lambda lines: all(len(bars(group)) == 2 for group in groups(lines)),
+                    what="two bars in the table and two in the quit panel")
+        screen.settle()
+        for group in groups(screen.lines()):
+            found = bars(group)
+            assert len(found) == 2 and len(set(found)) == 1, screen.text()
+        screen.press(b"q")  # again: kill all, once confirmed
+        screen.wait_text("Yes")
+        screen.press(b"y")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+
+
 def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
     """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
     bar), a 62-column one only its mark. The name is cut with '…' instead."""
