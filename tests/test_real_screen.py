@@ -755,6 +755,29 @@ def test_countdown_bars_in_one_column_are_one_length(installed, tmp_path, rows, 
         screen.close()
 
 
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_the_demo_db_grid_header_says_its_state_and_pid(installed, tmp_path, rows, columns):
+    """In the grid db's header gave its state and pid up for its STATUS ("● db  up 8s,
+    ready in 1.9s · accepting connections") where every other header said "running  pid
+    N". The STATUS comes after them, cut after a word; the pid only where the others'
+    have room for theirs (not in a 38-column cell at 80 columns)."""
+    import re
+
+    screen = Screen([str(installed / "venv/bin/proctui"), "demo", "--on-timeout", "kill",
+                     "--run-dir", str(tmp_path / "run")], tmp_path, rows, columns)
+    try:
+        screen.wait_text("running")
+        screen.press(b"z7")
+        pid = r"  pid \d+" if columns != 80 else ""
+        screen.wait(lambda lines: any(re.search(rf"│ ● db  ready{pid}  up \d+s, ready in",
+                                                line) for line in lines),
+                    what=f"db's grid header with its state{' and pid' if pid else ''}")
+        screen.press(b"q")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+
+
 def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
     """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
     bar), a 62-column one only its mark. The name is cut with '…' instead."""
