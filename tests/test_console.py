@@ -71,6 +71,12 @@ async def demo_console() -> AsyncIterator[tuple[ProctuiApp, object, Supervisor]]
         yield app, pilot, sup
 
 
+def answer(app: ProctuiApp) -> str:
+    """The answer on the console's answer line now ("" when none)."""
+    notice = app.main.notices.current
+    return notice.text if notice is not None else ""
+
+
 def view(sup: Supervisor, name: str) -> ProcessView:
     found = sup.snapshot().view(name)
     assert found is not None, name
@@ -189,8 +195,7 @@ async def test_abandon_asks_first_and_leaves_it_running():
         assert alive(pid)
         # Every key says what it did: K on an abandoned process that still runs.
         await pilot.press("K")
-        await until(pilot, lambda: any("left running" in n.message
-                                       for n in app._notifications), what="the feedback")
+        await until(pilot, lambda: "left running" in answer(app), what="the feedback")
         os.kill(pid, signal.SIGKILL)
 
 
@@ -198,8 +203,8 @@ async def test_s_on_a_process_that_has_ended_says_so():
     async with console([pyspec("quick", "print('done')")]) as (app, pilot, sup):
         await until(pilot, lambda: view(sup, "quick").phase is Phase.ENDED, what="the end")
         await pilot.press("s")
-        await until(pilot, lambda: any("has already ended (exited: exit code 0)" in n.message
-                                       for n in app._notifications), what="the feedback")
+        await until(pilot, lambda: "has already ended (exited: exit code 0)" in
+                                answer(app), what="the feedback")
 
 
 # -- the decision at the deadline -----------------------------------------------------------
@@ -538,13 +543,8 @@ async def test_c_says_it_cleared_only_once_the_pane_is_clear():
     sup.start()
     app = ProctuiApp(sup, refresh_hz=0.2)
     said: list[tuple[str, bool]] = []  # each answer, and whether the pane still held lines
-    notify = app.notify
-
-    def spy(message: str, **options: object) -> None:
-        said.append((message, "FINAL LINE" in screen(app)))
-        notify(message, **options)
-
-    app.notify = spy  # type: ignore[method-assign]
+    app.main.notices.listen(lambda notice: notice is not None and said.append(
+        (notice.text, "FINAL LINE" in screen(app))))
     try:
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: "FINAL LINE" in screen(app), what="the output")
@@ -809,8 +809,8 @@ async def test_a_key_bound_to_nothing_is_answered_once_per_burst():
         assert said == ["0: no key does that here · ? lists every key",
                         "x: no key does that here · ? lists every key",
                         "f5: no key does that here · ? lists every key"], said
-        shown = [n.message for n in app._notifications]
-        assert shown == ["f5: no key does that here · ? lists every key"], shown
+        shown = answer(app)
+        assert shown == "f5: no key does that here · ? lists every key", shown
         await pilot.press("f1")  # the help habit
         await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
         await pilot.press("f1")  # and the same key closes it, as ? does

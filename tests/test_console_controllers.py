@@ -40,7 +40,8 @@ def console(core: FakeCore, **kw: Any) -> ProctuiApp:
 
 
 def said(app: ProctuiApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    notice = app.main.notices.current  # the one answer on screen (notices.py)
+    return [notice.text] if notice is not None else []
 
 
 def sent(core: FakeCore) -> list[object]:

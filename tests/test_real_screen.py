@@ -629,6 +629,155 @@ def test_a_long_name_leaves_the_summary_room_at_60_columns(installed, tmp_path):
         screen.close()
 
 
+SPACED = "ignores-term-forever (leftover copy)"  # a name with spaces, cut at every size
+ENDLESS = "a-very-long-process-name-that-goes-on-and-on-forever-and-ever"
+
+
+def cut_between_pieces(line: str, name: str) -> bool:
+    """Each place ``name`` is cut with "…" in ``line`` cuts it between whole pieces (at a
+    space, after a - _ . / : or before a "("), never inside one ("ignores-term…ftover)")."""
+    def boundary(k: int) -> bool:  # between name[:k] and name[k:]
+        return k in (0, len(name)) or name[k - 1] in " -_./:," or name[k] in " ("
+
+    for at in [i for i, char in enumerate(line) if char == "…"]:
+        before, after = line[:at], line[at + 1:]
+        head = max((k for k in range(1, len(name) + 1) if before.endswith(name[:k])),
+                   default=0)
+        if head < 3:
+            continue  # not this name's "…" (an outcome's, a status's)
+        tail = min((j for j in range(len(name)) if after.startswith(name[j:])),
+                   default=len(name))
+        if not boundary(head) or not boundary(tail):
+            return False
+    return True
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_long_names_are_cut_and_folded_between_words(installed, tmp_path, rows, columns):
+    """A name was cut in the middle of a word at 60 columns ("ignores-term…ftover)" in the
+    quit panel and the pane's header, "a-very-long-p…and-ever" in the table), and the
+    summary let a 61-column name run past the terminal's edge, which split it mid-word at
+    80 ("...forever-an" / "d-ever"), its outcome's continuation under the name. Names
+    are cut between whole pieces, folded at hyphens and spaces, and an outcome's
+    continuation stands under its beginning."""
+    import re
+
+    stubborn = "(trap '' TERM; while :; do sleep 0.2; done) & trap 'exit 0' TERM; wait"
+    (tmp_path / "proctui.toml").write_text("".join(
+        f'[processes."{name}"]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 3\n'
+        for name in (SPACED, ENDLESS)))
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, rows, columns)
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.settle()
+        for name in (SPACED, ENDLESS):
+            assert all(cut_between_pieces(line, name) for line in screen.lines()), \
+                screen.text()
+        screen.press(b"q")
+        screen.wait(lambda lines: sum("SIGKILL in" in line for line in lines) >= 2,
+                    what="both countdowns in the quit panel")
+        for name in (SPACED, ENDLESS):
+            assert all(cut_between_pieces(line, name) for line in screen.lines()), \
+                screen.text()
+        screen.finish(timeout=60)
+        tail = screen.pty.screen.decode(errors="replace").rsplit("summary:", 1)[1]
+        printed = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).rstrip("\r")
+                   for line in tail.split("\n") if "|" in line]
+        assert all(len(line) <= columns for line in printed), printed
+        rows_ = [line.split("| ", 1)[1] for line in printed]
+        # The long name whole, folded only after its hyphens.
+        assert ENDLESS in "".join(row.strip() for row in rows_), rows_
+        assert all(row.strip().endswith("-") or ENDLESS.endswith(row.strip())
+                   for row in rows_ if row.strip() and row.strip() in ENDLESS), rows_
+        # Each outcome's continuation under its beginning (the group's leader ended on
+        # SIGTERM, the rest of it was killed: an outcome that takes two rows at 80).
+        outcomes = [i for i, row in enumerate(rows_) if "killed with" in row]
+        assert len(outcomes) == 2, rows_
+        for first in outcomes:
+            column = rows_[first].index("killed with")
+            for row in rows_[first + 1:]:
+                if len(row) - len(row.lstrip()) < column:
+                    break
+                assert len(row) - len(row.lstrip()) == column, rows_
+        first, column = outcomes[0], rows_[outcomes[0]].index("killed with")
+        assert columns > 80 or len(rows_[first + 1]) - len(rows_[first + 1].lstrip()) == \
+            column, rows_  # (a continuation there is)
+    finally:
+        screen.close()
+
+
+def bars(lines: list[str]) -> list[tuple[int, int]]:
+    """Where each countdown bar in ``lines`` begins, and how long it is."""
+    import re
+
+    return [(m.start(), len(m.group(0))) for line in lines
+            for m in [re.search(r"[█░]{3,}", line)] if m]
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_countdown_bars_in_one_column_are_one_length(installed, tmp_path, rows, columns):
+    """At 80 columns the table's bars were 8 and 9 cells long one under the other, and the
+    quit panel's 11, 12 and 17 ("decision in" is a cell longer than "SIGKILL in"): they
+    read as different amounts of time left. A column's bars begin in one column and
+    have one length."""
+    stubborn = "trap '' TERM; while :; do sleep 0.2; done"
+    (tmp_path / "proctui.toml").write_text(
+        f'[processes.asks]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 30\n'
+        'on_timeout = "ask"\n'
+        f'[processes.kills]\ncmd = "{stubborn}"\nshell = true\nstop_timeout = 30\n')
+    screen = Screen([str(installed / "venv/bin/proctui"), "run", "--run-dir",
+                     str(tmp_path / "run"), "-f", str(tmp_path / "proctui.toml")],
+                    tmp_path, rows, columns)
+
+    def groups(lines: list[str]) -> tuple[list[str], list[str]]:
+        at = next((i for i, line in enumerate(lines) if "Quitting" in line), len(lines))
+        table = [line for line in lines[:at] if line[:1].isdigit()]
+        return table, lines[at + 1:]
+
+    try:
+        screen.wait(lambda lines: sum("running" in line for line in lines) >= 2,
+                    what="both running")
+        screen.press(b"q")
+        screen.wait(lambda lines: all(len(bars(group)) == 2 for group in groups(lines)),
+                    what="two bars in the table and two in the quit panel")
+        screen.settle()
+        for group in groups(screen.lines()):
+            found = bars(group)
+            assert len(found) == 2 and len(set(found)) == 1, screen.text()
+        screen.press(b"q")  # again: kill all, once confirmed
+        screen.wait_text("Yes")
+        screen.press(b"y")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_the_demo_db_grid_header_says_its_state_and_pid(installed, tmp_path, rows, columns):
+    """In the grid db's header gave its state and pid up for its STATUS ("● db  up 8s,
+    ready in 1.9s · accepting connections") where every other header said "running  pid
+    N". The STATUS comes after them, cut after a word; the pid only where the others'
+    have room for theirs (not in a 38-column cell at 80 columns)."""
+    import re
+
+    screen = Screen([str(installed / "venv/bin/proctui"), "demo", "--on-timeout", "kill",
+                     "--run-dir", str(tmp_path / "run")], tmp_path, rows, columns)
+    try:
+        screen.wait_text("running")
+        screen.press(b"z7")
+        pid = r"  pid \d+" if columns != 80 else ""
+        screen.wait(lambda lines: any(re.search(rf"│ ● db  ready{pid}  up \d+s, ready in",
+                                                line) for line in lines),
+                    what=f"db's grid header with its state{' and pid' if pid else ''}")
+        screen.press(b"q")
+        screen.finish(timeout=60)
+    finally:
+        screen.close()
+
+
 def test_the_quit_panel_keeps_the_countdown_beside_a_long_name(installed, tmp_path):
     """60x15: a 34-column name left its panel row '20850  19s' (no 'SIGKILL in', no
     bar), a 62-column one only its mark. The name is cut with '…' instead."""
@@ -682,6 +831,62 @@ def test_a_main_key_at_a_question_is_answered_and_acts_on_nothing(installed, tmp
         screen.close()
 
 
+LONG = "word " * 44  # a line of about 230 characters with its number and END
+SCROLLBAR = " ▁▂▃▄▅▆▇█▔"  # the pane's scrollbar, in its last column
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_an_answer_leaves_the_newest_line_whole(installed, tmp_path, rows, columns):
+    """9 over a pane of ~230-character lines: "no process 9" was drawn in a toast over the
+    end of the newest line for 2 s. The answer has a row of its own above the key bar,
+    and every cell of the newest line stays in view above it."""
+    screen = console(installed, tmp_path,
+                     f"long=for i in $(seq 1 30); do echo \"$(printf %03d $i) {LONG}END\"; "
+                     "done; sleep 100", rows=rows, columns=columns)
+    try:
+        screen.wait(lambda lines: any(line.startswith("030 ") for line in lines),
+                    what="the newest line")
+        screen.settle()
+        screen.press(b"9")
+        screen.wait_text("no process 9")
+        lines = screen.lines()
+        said = next(i for i, line in enumerate(lines) if "no process 9" in line)
+        assert "? Help" in lines[-1] and said >= len(lines) - 4, screen.text()
+        assert "word" not in lines[said], screen.text()  # a row of its own
+        # The newest line, from its number to END, whole in the rows above the answer.
+        first = max(i for i, line in enumerate(lines[:said]) if line.startswith("030 "))
+        newest = " ".join(line.rstrip(SCROLLBAR).strip() for line in lines[first:said])
+        assert " ".join(newest.split()) == f"030 {LONG}END".replace("  ", " ").strip(), \
+            screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
+def test_an_answer_about_a_process_goes_when_the_process_changes(installed, tmp_path):
+    """"once has already ended ...; nothing to abandon" stayed on screen after S had
+    started once again. The answer stays while it is true, and goes once its process
+    changes, long before its 5 s are up."""
+    screen = console(installed, tmp_path, "a=sleep 100", "once=sleep 1",
+                     rows=24, columns=80)
+    try:
+        screen.wait_text("exited: exit code 0")
+        screen.press(b"2a")
+        screen.wait_text("nothing to abandon")
+        still = time.monotonic() + 1.0  # true still: it stays
+        while time.monotonic() < still:
+            screen.pump()
+            assert "nothing to abandon" in screen.text(), screen.text()
+        screen.press(b"S")
+        screen.wait(lambda lines: "nothing to abandon" not in "\n".join(lines), timeout=2.0,
+                    what="the stale answer gone")
+        screen.press(b"q")
+        assert screen.finish() == 0
+    finally:
+        screen.close()
+
+
 def test_a_questions_answer_to_a_key_is_in_the_dialog_not_over_it(installed, tmp_path):
     """z at a question at 60x15: the toast saying the question comes first covered the
     dialog's text and buttons (and at 80x24 the quit panel's countdowns). The dialog
@@ -703,13 +908,18 @@ def test_a_questions_answer_to_a_key_is_in_the_dialog_not_over_it(installed, tmp
 
 def test_a_question_due_under_the_help_is_said(installed, tmp_path):
     """The help covers the whole screen: a decision that came due meanwhile gave no sign
-    until Esc (10 s late in a trial). A toast says so; Esc then shows the question."""
+    until Esc (10 s late in a trial). A line under it says so (a toast covered the help's
+    last line); Esc then shows the question."""
     screen = asking(installed, tmp_path, 30, 120)
     try:
         screen.wait_text("running")
         screen.press(b"s?")  # the stop, and the help before its 0.5 s deadline
         screen.wait_text("stub waits for a decision: Esc closes this to answer it")
         assert "stop timeout reached" not in screen.text()  # still under the help
+        # On a row of its own under the help's frame, not over the help's last line.
+        lines = screen.lines()
+        said = next(i for i, line in enumerate(lines) if "waits for a decision" in line)
+        assert lines[said - 1].strip("█").startswith("▄▄▄"), screen.text()
         screen.press(KEYS["escape"])
         screen.wait_text("stop timeout reached")
         screen.wait_text("kill now")  # armed

@@ -66,9 +66,9 @@ def demo(print_config: bool, fleet: bool, **options: object) -> None:
         say(tour.config_text(), end="")
         return
     if fleet:
-        from proctui import demo_fleet
+        from proctui.frontends import fleet_demo
 
-        sys.exit(demo_fleet.run(cast("float | None", options.get("refresh"))))
+        sys.exit(fleet_demo.run(cast("float | None", options.get("refresh"))))
     over = _overrides_from(options)
     config = tour.config()
     config = replace(config, processes=tuple(over.apply(s) for s in config.processes))

@@ -41,17 +41,33 @@ def cells(text: str) -> int:
     return sum(0 if combining(c) else 2 if east_asian_width(c) in "WF" else 1 for c in text)
 
 
+BREAKS = " -_./:,"  # a name's pieces end after these (and a piece begins at " (")
+
+
 def cut_middle(text: str, width: int, measure: Callable[[str], int] = cells) -> str:
     """``text`` in exactly ``width`` terminal cells (as ``measure`` counts them): padded,
-    or cut in the middle with "…", so that names sharing a long prefix stay apart."""
+    or cut with "…" between whole pieces (words, and a name's parts between - _ . / :):
+    a beginning, and its last pieces where they fit in half the room beside it, so
+    that names sharing a long prefix stay apart ("worker-with-a-…name-01").
+    Never inside a piece ("ignores-term…ftover)", "a-very-long-p…and-ever"), but for a
+    first piece too long alone, which is cut at its end."""
     if measure(text) <= width:
         return text + " " * (width - measure(text))
     if width <= 1:
         return "…"[:width]
-    tail_room = (width - 1) * 2 // 5
-    head = _cells_from(text, width - 1 - tail_room, measure)
-    tail = _cells_from(text[::-1], tail_room, measure)[::-1]
-    cut = head + "…" + tail
+    starts = [i for i in range(1, len(text))
+              if text[i - 1] in BREAKS or text[i] in " ("]
+    heads = [h for i in starts if (h := text[:i].rstrip())]
+    tails = ["", *(t for i in starts if (t := text[i:].lstrip()) and
+                   measure(t) <= (width - 1) // 2)]
+    best, score = "", (False, 0)
+    for tail in tails:  # (a few dozen pieces at most: names are 64 characters)
+        room = width - 1 - measure(tail)
+        head = next((h for h in reversed(heads) if measure(h) <= room), "")
+        # With an end where one fits (it tells names apart), then the most shown.
+        if head and (shown := (bool(tail), measure(head) + measure(tail))) > score:
+            best, score = head + "…" + tail, shown
+    cut = best or _cells_from(text, width - 1, measure) + "…"
     return cut + " " * (width - measure(cut))
 
 
@@ -167,22 +183,34 @@ def folded(lines: list[str], label: int, columns: int) -> list[str]:
         return lines
     out: list[str] = []
     for line in lines:
-        # "  name  outcome": a continuation goes under the outcome, if that leaves room.
-        head = re.match(r"( *)\S+ {2,}(?=\S)", line)
+        # "  name  outcome" (a summary's; a name may hold single spaces: "web (leftover)").
+        row = re.match(r"( {2,})(\S+(?: \S+)*) {2,}(?=\S)", line)
         indent = len(line) - len(line.lstrip(" "))
-        hang = len(head.group(0)) if head else indent + 2
-        out += wrap_words(line, room, hang if hang <= room // 2 else indent + 2)
+        if row is None:
+            out += wrap_words(line, room, indent + 2)
+        elif len(row.group(0)) <= room // 2:  # the outcome's continuation under it
+            out += wrap_words(line, room, len(row.group(0)))
+        else:
+            # The outcome's column leaves it too little room (a long name): the name on
+            # rows of its own, folded at its hyphens and spaces (a terminal split a
+            # 62-column name in the middle of a word at 80 columns), and the outcome
+            # under it, indented, its continuation under its beginning.
+            out += wrap_words(f"{row.group(1)}{row.group(2)}", room, indent + 2,
+                              hyphens=True)
+            outcome = " " * (indent + 4) + line[row.end():]
+            out += wrap_words(outcome, room, indent + 4)
     return out
 
 
-def wrap_words(line: str, room: int | None, hang: int) -> list[str]:
+def wrap_words(line: str, room: int | None, hang: int, hyphens: bool = False) -> list[str]:
     """``line`` folded at spaces into rows of ``room`` columns, each after the first
     indented by ``hang`` (``room`` None, no terminal: the line as it is). A number stays
     with the word before it, and an outcome's set phrases stay whole: "exit code" above a
     lone "0", or "pid" above "27743 left running", read as two sentences. A word longer
     than a row is cut where the row ends (it went on at the terminal's first column,
     under no label). A ``room`` below one column is no width known: a terminal that says
-    it has 0 columns (a serial console, some containers) made textwrap raise."""
+    it has 0 columns (a serial console, some containers) made textwrap raise.
+    ``hyphens``: a name, folded after its hyphens too."""
     import re
 
     if room is None or room < 1:
@@ -197,7 +225,7 @@ def wrap_words(line: str, room: int | None, hang: int) -> list[str]:
     if not glued.isascii():
         glued = "".join(c + "\x01" * (cells(c) - 1) for c in glued)
     wrapper = _wrapper()(room, initial_indent="", subsequent_indent=" " * hang,
-                         break_long_words=True, break_on_hyphens=False,
+                         break_long_words=True, break_on_hyphens=hyphens,
                          drop_whitespace=True)
     return [piece.replace("\x00", " ").replace("\x01", "") for piece in
             wrapper.wrap(glued)] or [line]

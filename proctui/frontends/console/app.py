@@ -53,10 +53,6 @@ class ConsoleFrame(App[None]):
     # The keys that quit from every screen, a dialog's too (the main screen has the rest).
     BINDINGS = keys.bindings(tuple(k for k in keys.MAIN if k.priority))
 
-    def __init__(self, driver_class: type | None = None) -> None:
-        super().__init__(driver_class=driver_class)
-        self._note: tuple[str, dict[str, Any]] | None = None  # the newest, not yet shown
-
     @property
     def keys_to(self) -> ConsoleScreen | None:
         raise NotImplementedError
@@ -108,24 +104,15 @@ class ConsoleFrame(App[None]):
 
     # -- one answer on screen at a time -------------------------------------------------
 
-    def notify(self, message: str, **options: Any) -> None:
-        # One answer on screen at a time, the newest: four keys in a row stacked four
-        # toasts over the pane's header at 60x15 ("wrap off" read "…ff") for seconds.
-        # Shown once the messages waiting now are handled, the newest of those that came
-        # meanwhile: a toast replaced in the same turn of the loop as it was made was not
-        # yet mounted, and stayed. (An answer from the core comes when it comes: after
-        # the answer to a key pressed after it, it replaces that one.)
-        first = self._note is None
-        self._note = (message, options)
-        if first:
-            self.call_later(self._show_note)
-
-    def _show_note(self) -> None:
-        note, self._note = self._note, None
-        if note is not None:
-            # In the app's queue, as notify's own message is: after one still on its way.
-            self.call_later(self.clear_notifications)
-            super().notify(note[0], **note[1])
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Textual's way to say something (a screen's, a widget's): on the console's
+        answer line (notices.py), never in a toast over what it covers. The words are
+        shown as they are: process names and output are not markup."""
+        console = self.keys_to
+        if console is not None:
+            console.notices.say(message, warning=severity in ("warning", "error"),
+                                timeout=timeout)
 
 
 class ProctuiApp(ConsoleFrame):

@@ -12,6 +12,7 @@ from textual.screen import Screen
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
+from proctui.frontends.console.notices import Notices
 from proctui.frontends.console.questions import Questions
 
 if TYPE_CHECKING:  # (the dialogs and Textual's buttons load at the first question)
@@ -19,11 +20,12 @@ if TYPE_CHECKING:  # (the dialogs and Textual's buttons load at the first questi
 
 
 class Asking:
-    def __init__(self, screen: Screen[Any], *, clock: Callable[[], float],
+    def __init__(self, screen: Screen[Any], notices: Notices, *, clock: Callable[[], float],
                  refused: Callable[[], bool], help: Callable[[], None],
                  detach: Callable[[], None] | None, resumed: Callable[[], None],
                  decide: Callable[[str, Decision], None]) -> None:
         self.screen = screen  # the main screen: the questions go over it
+        self.notices = notices
         self.clock = clock
         # What a question's keys reach: may they act (read-only, the link down), the
         # help over it, leaving (attached: None when local), a tick once it is back on
@@ -51,8 +53,8 @@ class Asking:
             # the table, not over a dialog's text, nor the question the help came from.
             if not frozen and getattr(app.screen, "HIDES_ALL", False) and \
                     screen not in app.screen_stack and \
-                    (words := self.questions.newly_due(views, now)):
-                app.notify(words, severity="warning", markup=False, timeout=8)
+                    (due := self.questions.newly_due(views, now)):
+                self.notices.say(due[1], warning=True, timeout=8, about=due[0])
             return  # (or the link is down)
         upcoming = self.questions.next(views, now)
         if upcoming is None:
@@ -63,8 +65,8 @@ class Asking:
         question = self.question = AskScreen(
             view, position, count, now, refused=self.refused, help=self.help,
             detach=self.detach, resumed=self.resumed)
-        if self.questions.arrived():  # its toast stayed 8 s over the buttons at 60x15
-            app.clear_notifications()  # (here, from the screen under the question)
+        if self.questions.arrived():  # said under the help, it has done its work
+            self.notices.clear()
 
         def answered(decision: Decision | None) -> None:
             if self.question is question:

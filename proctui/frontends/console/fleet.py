@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static
 
 from proctui.frontends.console.app import ConsoleFrame
@@ -26,6 +27,7 @@ from proctui.frontends.console.screen import REFRESH_HZ, ConsoleScreen
 from proctui.frontends.fleet import Fleet, FleetBox, FleetRow, LinkState
 
 FLEET = "fleet"  # the mode of the fleet's own table, the first
+NOTE_FOR = 5.0  # seconds an answer on the fleet's line stays
 LOOK_EVERY = 0.5  # seconds between two looks at every box (ages, countdowns, links)
 _STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
 _LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
@@ -96,6 +98,7 @@ class FleetScreen(Screen[None]):
         self.chosen = False  # the operator moved: until then the top row is selected
         self.rows: list[FleetRow] = []
         self.note = ""
+        self._unsay: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
@@ -143,6 +146,19 @@ class FleetScreen(Screen[None]):
             bar.append(" " + label)
         self.query_one("#fleet-keys", Static).update(bar)
 
+    def say(self, text: str, timeout: float | None) -> None:
+        """The fleet's own answer line (a box's console has its own)."""
+        self.note = text
+        self.draw()
+        if self._unsay is not None:
+            self._unsay.stop()
+        self._unsay = self.set_timer(timeout or NOTE_FOR, lambda: self.unsay(text))
+
+    def unsay(self, text: str | None = None) -> None:
+        if text is None or self.note == text:
+            self.note = ""
+            self.draw()
+
     def action_move(self, step: int) -> None:
         names = [r.box for r in self.rows]
         if not names:
@@ -181,7 +197,25 @@ class FleetApp(ConsoleFrame):
         self.table = FleetScreen(fleet, leaving)
         self.add_mode(FLEET, lambda: self.table)
         self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
-        self._said: set[tuple[str, str, float | None]] = set()  # decisions announced
+        # Decisions said (box, process, since), and the words that said them.
+        self._said: dict[tuple[str, str, float | None], str] = {}
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """On the answer line of what shows: the fleet's, or the box console's."""
+        if self.keys_to is None:
+            self.table.say(message, timeout)
+        else:
+            super().notify(message, severity=severity, timeout=timeout)
+
+    def _unsay(self, said: set[str]) -> None:
+        """Decisions said and since answered: their words go, wherever they show."""
+        if self.table.note in said:
+            self.table.unsay()
+        for _generation, console in self._consoles.values():
+            current = console.notices.current
+            if current is not None and current.text in said:
+                console.notices.clear()
 
     @property
     def keys_to(self) -> ConsoleScreen | None:
@@ -205,13 +239,14 @@ class FleetApp(ConsoleFrame):
                 waiting.add(key)
                 if key in self._said or row.box == here:
                     continue
-                self._said.add(key)
                 words = (f"{row.box}: {d.process} waits for your decision ({d.words})"
                          + (": Esc, then ⏎ on it" if here is not None else ": ⏎ on it"))
-                self.notify(words, severity="warning", markup=False, timeout=8)
-        if self._said - waiting:
-            self.clear_notifications()  # answered (here or elsewhere): its words are stale
-        self._said &= waiting
+                self._said[key] = words
+                self.notify(words, severity="warning", timeout=8)
+        answered = {words for key, words in self._said.items() if key not in waiting}
+        if answered:
+            self._unsay(answered)  # answered (here or elsewhere): its words are stale
+        self._said = {k: w for k, w in self._said.items() if k in waiting}
 
     def open(self, name: str) -> None:
         """That box's console: the one already made for its link, or a new one."""
@@ -229,7 +264,7 @@ class FleetApp(ConsoleFrame):
         if entry is not None and entry[0] != box.generation:
             self._forget(name)  # a new supervisor there: a new console
             entry = None
-        self.clear_notifications()  # (a decision said of this box: its console asks it)
+        self._unsay({w for k, w in self._said.items() if k[0] == name})  # (its console asks)
         if entry is None:
             screen = self._console(box, core)
             self._consoles[name] = (box.generation, screen)

@@ -32,9 +32,14 @@ class PaneHeader(Widget):
         cd = countdown(view, now)
         words = "" if cd is not None else _status_words(view, now)
         # The least the status needs whole ("SIGKILL in 58s", an outcome), and what the
-        # pid and the state word may take from beyond it (the countdown's bar).
-        need = len(cd.short) if cd else len(words)
-        wanted = len(cd.text) + 8 if cd else len(words)
+        # pid and the state word may take from beyond it (the countdown's bar). A STATUS
+        # a running process says of itself comes after the state and the pid, cut after
+        # a word where room is short: db's grid header gave them up for "accepting
+        # connections" and said neither that it was ready nor its pid.
+        said = f" · {view.status}" if view.status else ""
+        need = len(cd.short) if cd else \
+            len(words) - (len(said) if said and words.endswith(said) else 0)
+        wanted = len(cd.text) + 8 if cd else need
         width = self.size.width
         # What gives way when room is short, so that the status (the countdown, the
         # outcome: why one looks here) stays whole: a long name down to a third of the

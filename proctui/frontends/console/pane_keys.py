@@ -14,19 +14,22 @@ from proctui.commands.api import Core
 from proctui.commands.clear import Clear
 from proctui.commands.journal_read import ReadJournal
 from proctui.frontends.console.link import LinkWatch
+from proctui.frontends.console.notices import Notices
 from proctui.frontends.console.output import ProcessPane
 from proctui.frontends.console.sending import Sender
 
 
 class PaneKeys:
     def __init__(self, screen: Screen[Any], core: Core, sender: Sender, link: LinkWatch,
-                 pane: Callable[[], ProcessPane], read_only: bool) -> None:
+                 pane: Callable[[], ProcessPane], read_only: bool,
+                 notices: Notices | None = None) -> None:
         self.screen = screen  # the help and the timeline go over it
         self.core = core
         self.sender = sender
         self.link = link
         self.pane = pane  # the selected process's pane
         self.read_only = read_only  # the help says so first
+        self.notices = notices  # shown on the screens read over the panes too
 
     def follow(self) -> None:
         output = self.pane().output
@@ -57,7 +60,7 @@ class PaneKeys:
     def help(self) -> None:
         from proctui.frontends.console.reading import HelpScreen
 
-        self.screen.app.push_screen(HelpScreen(self.read_only))
+        self.screen.app.push_screen(HelpScreen(self.read_only, notices=self.notices))
 
     async def timeline(self) -> None:
         """This run's timeline so far, from the journal, read a page at a time."""
@@ -84,4 +87,5 @@ class PaneKeys:
                                  time.time())
         from proctui.frontends.console.reading import TimelineScreen
 
-        self.screen.app.push_screen(TimelineScreen(lambda width: timeline.text(picture, width)))
+        self.screen.app.push_screen(TimelineScreen(lambda width: timeline.text(picture, width),
+                                                   notices=self.notices))

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import MAIN, Key, bar_items, find, fit, shown
-from proctui.frontends.console.render import countdown_text, name_cells
+from proctui.frontends.console.render import bar_column, countdown_text, name_cells
 from proctui.frontends.words import countdown, look
 
 COUNTDOWN_ROOM = 26  # columns a row keeps for its countdown and bar before its name
@@ -54,12 +54,6 @@ class ShutdownPanel(Widget):
         room = container.height - others - 1
         return max(1, min(wanted, room))
 
-    def on_resize(self) -> None:
-        # Toasts (X's answer, a key's) stand above the key bar, where the panel is: they
-        # covered its countdowns. Lifted above it, over the pane's output.
-        for rack in self.screen.query("#textual-toastrack"):
-            rack.styles.margin = (0, 0, 1 + self.outer_size.height, 0)
-
     def render(self) -> Text:
         text = Text()
         count = len(self.views)
@@ -82,16 +76,20 @@ class ShutdownPanel(Widget):
         room_rows = self.size.height - 1  # under the title
         if 0 < room_rows < count:  # the panel is capped: the last row counts the rest
             shown_views = self.views[: max(0, room_rows - 1)]
+        room = max(0, width - 3 - name_w - 11)
+        countdowns = {v.name: cd for v in shown_views if (cd := countdown(v, now))}
+        column = bar_column((cd, room, len(cd.text) + 10 > room)
+                               for cd in countdowns.values())
         for view in shown_views:
             text.append("\n")
             lk = look(view)
             text.append(f" {lk.mark} ", style=lk.style)
             text.append(name_cells(view.name, name_w), style="bold")
             text.append(f"  {view.pid or '-':>7}  ")
-            room = max(0, width - 3 - name_w - 11)
-            cd = countdown(view, now)
+            cd = countdowns.get(view.name)
             if cd is not None:
-                text.append_text(countdown_text(cd, room, short=len(cd.text) + 10 > room))
+                text.append_text(countdown_text(cd, room, short=len(cd.text) + 10 > room,
+                                                column=column))
             elif view.stops_after:
                 text.append(f"stage {view.stage}/{view.stages} · stops after "
                             f"{', '.join(view.stops_after)}"[:room], style="yellow")

@@ -28,7 +28,7 @@ class Questions:
         self.since: dict[tuple[object, ...], float] = {}  # when each started waiting
         self.resume_at = 0.0
         self.told: set[tuple[object, ...]] = set()  # said to wait under another screen
-        self.said = False  # a toast says so, and no question has been on screen since
+        self.said = False  # the answer line says so, and no question has been on screen since
 
     def waiting(self, views: Sequence[ProcessView], now: float) -> list[ProcessView]:
         """Everything parked at a decision, oldest first."""
@@ -52,7 +52,8 @@ class Questions:
                 return v, i + 1, len(parked)
         return None
 
-    def newly_due(self, views: Sequence[ProcessView], now: float) -> str | None:
+    def newly_due(self, views: Sequence[ProcessView],
+                  now: float) -> tuple[ProcessView, str] | None:
         """What to say of a question come due under another screen (the help covers the
         whole screen: nothing said one waited until Esc), once per question."""
         upcoming = self.next(views, now)
@@ -60,11 +61,12 @@ class Questions:
             return None
         self.told.add(question_key(upcoming[0]))
         self.said = True
-        return f"{upcoming[0].name} waits for a decision: Esc closes this to answer it"
+        return upcoming[0], f"{upcoming[0].name} waits for a decision: Esc closes this to " \
+            "answer it"
 
     def arrived(self) -> bool:
         """Whether a question is on screen now that ``newly_due`` said one waits (once):
-        its toast has done its work."""
+        its answer has done its work."""
         said, self.said = self.said, False
         return said
 

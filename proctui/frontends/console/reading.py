@@ -21,6 +21,7 @@ from proctui.frontends.console.keys import (
     help_rows,
     reading_line,
 )
+from proctui.frontends.console.notices import NoticeLine, Notices
 
 
 class ReadingScreen(ModalScreen[None]):
@@ -29,7 +30,11 @@ class ReadingScreen(ModalScreen[None]):
 
     BINDINGS = bindings(READING)
     TITLE_WORDS = ""
-    HIDES_ALL = True  # the whole screen: a question come due meanwhile is said in a toast
+    HIDES_ALL = True  # the whole screen: a question come due meanwhile is said under it
+
+    def __init__(self, notices: Notices | None = None) -> None:
+        super().__init__()
+        self.notices = notices  # the console's answers, on a line under the text
 
     def body(self, columns: int) -> Text:
         """The text, for ``columns`` cells of room."""
@@ -44,6 +49,8 @@ class ReadingScreen(ModalScreen[None]):
                          id="help-title")
             with VerticalScroll(id="help-keys", can_focus=False):
                 yield Static(self.body(self._columns()), id="help-body")
+        if self.notices is not None:
+            yield NoticeLine(self.notices)
 
     _where = 0.0  # how far down the reader is, as a share of the whole (1.0: the end)
 
@@ -77,8 +84,8 @@ class HelpScreen(ReadingScreen):
     BINDINGS = [Binding("question_mark,f1", "close", "Close")]  # as they opened it
     TITLE_WORDS = "proctui keys"
 
-    def __init__(self, read_only: bool = False) -> None:
-        super().__init__()
+    def __init__(self, read_only: bool = False, notices: Notices | None = None) -> None:
+        super().__init__(notices)
         self.read_only = read_only
 
     def body(self, columns: int) -> Text:
@@ -109,8 +116,9 @@ class TimelineScreen(ReadingScreen):
     BINDINGS = [Binding("t", "close", "Close")]
     TITLE_WORDS = "timeline of this run"
 
-    def __init__(self, draw: Callable[[int], list[str]]) -> None:
-        super().__init__()
+    def __init__(self, draw: Callable[[int], list[str]],
+                 notices: Notices | None = None) -> None:
+        super().__init__(notices)
         self.draw = draw  # its lines for a width: drawn anew at each size, not kept
 
     def body(self, columns: int) -> Text:

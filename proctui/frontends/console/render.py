@@ -7,7 +7,7 @@ it is only ever put into ``rich.text.Text`` objects, never parsed as markup.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -155,12 +155,42 @@ def cut_words(text: Text, room: int) -> Text:
 BAR_LEAST = 8  # columns a countdown's bar needs (a space and seven cells) to be read
 
 
-def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
+def countdown_text(cd: Countdown, room: int, short: bool = False,
+                   column: tuple[int, int] | None = None) -> Text:
     """The countdown's words with a bar that empties toward the deadline: the fullest form
     that fits ``room`` beside the bar, else the fullest that fits alone (``short``: never
     the form that says when the stop signal went), so that a STATUS stays beside the
     countdown while its words shrink, and the bar does not vanish when they grow (a
-    deadline extended by the process, at 80 columns)."""
+    deadline extended by the process, at 80 columns). ``column``: where the bars of a
+    column of countdowns begin and how long they are (``bar_column``)."""
+    words, own = _countdown_parts(cd, room, short)
+    if not own:
+        return fit(words, room)
+    width = own
+    if column is not None:
+        words, width = fit(words, column[0]), min(own, column[1])
+    style = "red" if cd.fraction is not None and cd.fraction < 0.25 else "yellow"
+    words.append(" ")
+    words.append(bar(cd.fraction or 0.0, width), style=style)
+    return fit(words, room)
+
+
+def bar_column(rows: Iterable[tuple[Countdown, int, bool]]) -> tuple[int, int] | None:
+    """For countdowns one under another (each with its room and ``short``): the cells
+    their words take (the longest's) and one bar length, the most every row has room for
+    after that, so that the bars stand in one column, one length (8 and 9 cells one under
+    the other, at 80 columns, read as different amounts of time left). None: no bars."""
+    barred = [(cell_len(words), room) for cd, room, short in rows
+              if (parts := _countdown_parts(cd, room, short))[1]
+              for words in (parts[0].plain,)]
+    if not barred:
+        return None
+    words = max(w for w, _ in barred)
+    return words, max(1, min(20, min(room for _, room in barred) - words - 1))
+
+
+def _countdown_parts(cd: Countdown, room: int, short: bool) -> tuple[Text, int]:
+    """The countdown's words (unpadded), and its bar's width alone in ``room`` (0: none)."""
     forms = (*(() if short else (cd.text,)), *(cd.forms or (cd.short,)))
     with_status = [form for form in forms if cd.status and cd.status in form]
     beside = BAR_LEAST if cd.fraction is not None else 0
@@ -181,7 +211,13 @@ def countdown_text(cd: Countdown, room: int, short: bool = False) -> Text:
         text.rstrip()
         text.append(tail)
         text.stylize("yellow")
-        return fit(text, room)
+        return text, 0
+    if words is None:
+        words = fullest(forms)
+    words = words if words is not None else (cd.short if short else cd.text)
+    if cd.fraction is not None and room - cell_len(words) >= BAR_LEAST:
+        return Text(words, style="yellow"), min(20, room - cell_len(words) - 1)
+    return Text(words, style="yellow"), 0
     if words is None:
         words = fullest(forms)
     words = words if words is not None else (cd.short if short else cd.text)

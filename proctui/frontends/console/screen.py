@@ -43,6 +43,7 @@ from proctui.frontends.console import keys
 from proctui.frontends.console.asking import Asking
 from proctui.frontends.console.driver import stop_input
 from proctui.frontends.console.link import LinkBanner, LinkWatch
+from proctui.frontends.console.notices import NoticeLine, Notices
 from proctui.frontends.console.output import PaneArea, Panes, ProcessPane
 from proctui.frontends.console.pane_keys import PaneKeys
 from proctui.frontends.console.panels import Hint, KeyBar, ShutdownPanel
@@ -101,8 +102,9 @@ class ConsoleScreen(Screen[None]):
         self._next_due = self._last_tick = 0.0
         self._bar_keys = keys.MAIN  # the console's kind of bar; the tick fits it to now
         self._unbound: tuple[str, float] = ("", 0.0)  # the last unbound key said, and when
+        self.notices = Notices()  # the one answer on screen, on the line above the key bar
         # What the keys do, each kind held by its own controller.
-        self.sender = Sender(core, self, draw=self.tick)
+        self.sender = Sender(core, self, self.notices, draw=self.tick)
         self.link = LinkWatch(self, core, attached=attached is not None, read_only=read_only,
                               banner=lambda: self.query_one(LinkBanner), soon=self.soon,
                               new_link=lambda: self.asking.questions.answered.clear())
@@ -111,11 +113,11 @@ class ConsoleScreen(Screen[None]):
         self.process = ProcessKeys(self, core, self.sender, self.link,
                                    lambda: self.selected_view)
         self.pane_keys = PaneKeys(self, core, self.sender, self.link,
-                                  lambda: self.selected_pane, read_only)
+                                  lambda: self.selected_pane, read_only, self.notices)
         self.quit = Quitting(self, self.sender, self.link, attached=attached,
                              read_only=read_only, again=again, views=lambda: self.views,
                              tick=self.tick, leave=lambda: self.leave())
-        self.asking = Asking(self, clock=clock, refused=self.link.refused,
+        self.asking = Asking(self, self.notices, clock=clock, refused=self.link.refused,
                              help=self.pane_keys.help,
                              detach=(lambda: self.quit.detach("detached"))
                              if attached is not None else None,
@@ -138,6 +140,7 @@ class ConsoleScreen(Screen[None]):
                                                       classes="pane")
                 yield pane
         yield ShutdownPanel(id="shutdown")
+        yield NoticeLine(self.notices, id="notice")
         yield KeyBar(id="keys")
 
     def _make_pane(self, name: str) -> ProcessPane:
@@ -305,6 +308,7 @@ class ConsoleScreen(Screen[None]):
         self._tick_key = key
         self._take(snap)
         views = snap.views
+        self.notices.check(views)
         if frozen is None:
             self.soon(next_change(views, now))  # what the fresh views show of the clock
         selected = self.selected_view.name if views else ""

@@ -47,7 +47,7 @@ class Search:
 
             box = Input(placeholder="search the pane (Enter finds, Escape closes)",
                         id="search")
-            await self.screen.mount(box, before="#keys")
+            await self.screen.mount(box, before="#notice")
             self.box = box
         box.disabled = False
         box.display = True

@@ -11,15 +11,17 @@ from typing import Any
 from textual.screen import Screen
 
 from proctui.commands.api import Core
-from proctui.commands.base import Request
+from proctui.commands.base import Named, Request
 from proctui.core.reply import Done
+from proctui.frontends.console.notices import Notices
 
 
 class Sender:
-    def __init__(self, core: Core, screen: Screen[Any],
+    def __init__(self, core: Core, screen: Screen[Any], notices: Notices,
                  draw: Callable[[], None] | None = None) -> None:
         self.core = core
-        self.screen = screen  # (its app shows the answers)
+        self.screen = screen  # (its messages carry the answers to the console's thread)
+        self.notices = notices
         # Draws the core's newest snapshot: an answer is shown after the state it speaks
         # of (c said "pane cleared" over a pane still full until the next tick).
         self.draw = draw
@@ -35,8 +37,11 @@ class Sender:
             if (said or not reply.ok) and reply.text:
                 if self.draw is not None:
                     self.draw()  # (the reply comes after the snapshot it follows)
-                self.screen.app.notify(reply.text, markup=False,
-                                       severity="information" if reply.ok else "warning")
+                # About the process it names, as it is now: once that changes (S started
+                # what "has already ended"), the answer is stale and goes.
+                about = self.core.snapshot().view(request.name) \
+                    if isinstance(request, Named) else None
+                self.notices.say(reply.text, warning=not reply.ok, about=about)
             if then is not None:
                 then(reply)
 

@@ -15,6 +15,7 @@ from textual.widget import Widget
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView, Usage
 from proctui.frontends.console.render import (
+    bar_column,
     countdown_text,
     fit,
     memory,
@@ -94,6 +95,37 @@ class ProcessTable(Widget):
         return Text(head + "STATUS".ljust(max(0, width - len(head) - len(tail))) + tail)
 
     def _row(self, row: Row, selected: bool, width: int) -> Text:
+        text, tail, merged = self._lead(row, selected, width)
+        view = row.view
+        room = max(0, width - text.cell_len - len(tail) - 1)
+        detail = self._detail(view, room, self._bar(width))
+        if merged:
+            detail.stylize(look(view).style, 0, len(look(view).label))
+        text.append_text(detail)
+        text.append(tail)
+        text.append("•" if row.active and not selected else " ", style="bold yellow")
+        return text
+
+    _bars: tuple[object, ...] = ()
+    _bar_column: tuple[int, int] | None = None
+
+    def _bar(self, width: int) -> tuple[int, int] | None:
+        """Where this frame's countdown bars stand, and their length (render.bar_column)."""
+        key = (self.rows, self.now, width)
+        if key != self._bars:
+            now = self.now
+            rows = []
+            for row in self.rows:
+                cd = countdown(row.view, now)
+                if cd is not None:
+                    text, tail, _ = self._lead(row, False, width)
+                    rows.append((cd, max(0, width - text.cell_len - len(tail) - 1), True))
+            self._bars, self._bar_column = key, bar_column(rows)
+        return self._bar_column
+
+    def _lead(self, row: Row, selected: bool, width: int) -> tuple[Text, str, bool]:
+        """A row up to its status, what follows the status, and whether the outcome
+        stands in the STATE column."""
         view = row.view
         name_w, wide = self._columns(width)
         lk = look(view)
@@ -120,20 +152,13 @@ class ProcessTable(Widget):
             tail = f" {view.restarts:>3} {'-':>5} {'-':>6} "
         else:
             tail = " "
-        room = max(0, width - text.cell_len - len(tail) - 1)
-        detail = self._detail(view, room)
-        if merged:
-            detail.stylize(lk.style, 0, len(lk.label))
-        text.append_text(detail)
-        text.append(tail)
-        text.append("•" if row.active and not selected else " ", style="bold yellow")
-        return text
+        return text, tail, merged
 
-    def _detail(self, view: ProcessView, room: int) -> Text:
+    def _detail(self, view: ProcessView, room: int, column: tuple[int, int] | None) -> Text:
         now = self.now
         cd = countdown(view, now)
         if cd is not None:
-            return countdown_text(cd, room, short=True)
+            return countdown_text(cd, room, short=True, column=column)
         if view.phase is Phase.RUNNING and view.started_at is not None:
             words = running_words(view, now)
         elif view.phase is Phase.BACKOFF and view.restart_at is not None:
