@@ -6,6 +6,7 @@ The same console over real sshd is in tests/test_ssh.py."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -110,6 +111,10 @@ def test_the_fleet_console_drills_in_decides_comes_back_and_sees_a_box_end(tmp_p
             made["boxb"].wait_for("hung", "killed", lambda p: p["state"] != "deciding",
                                   timeout=30)
             screen.wait_text("killed with SIGKILL by operator", timeout=30)
+            # The box's output came once its console opened (the table had only views).
+            screen.wait(lambda lines: any(re.fullmatch(r"[\s│┃|]*ready[\s│┃|]*", line)
+                                          for line in lines), timeout=30,
+                        what="the box's output in its pane")
             screen.press(b"\x1b")
             screen.wait(lambda lines: "Open its console" in "\n".join(lines) and
                         "hung waits for your decision" not in "\n".join(lines), timeout=30,

@@ -235,7 +235,9 @@ class Fleet:
             if self._closing.is_set():
                 conn.close()
                 return
-            core = RemoteCore(conn, dial=box.dial, read_only=box.read_only)
+            # Views only: a box's output comes once its console opens (watch_output),
+            # so that twenty boxes' floods do not all stream to a table of counts.
+            core = RemoteCore(conn, output=False, dial=box.dial, read_only=box.read_only)
             with box._lock:
                 box.core, box.ended, box.why, box.tries = core, False, "", 0
                 box.linked_at = self.clock()

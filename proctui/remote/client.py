@@ -371,6 +371,14 @@ class RemoteCore:
             future.set_result(request.answer(encode_reply(failed(Fault.GONE, GONE))))
         return future
 
+    def watch_output(self) -> None:
+        """Begin to stream the processes' output (the whole scrollback first), for a core
+        made without it: a fleet's box sends only its views until its console opens."""
+        if self._output:
+            return
+        self._output = True  # (a new link watches too, from where each pane stands)
+        self._request(Watch("all", None, acks=True))
+
     def wait_ended(self, timeout: float) -> bool:
         """Whether this core has ended for good (its supervisor did, or refused us),
         waiting up to ``timeout`` seconds for it."""

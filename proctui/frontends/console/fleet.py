@@ -266,6 +266,7 @@ class FleetApp(ConsoleFrame):
             entry = None
         self._unsay({w for k, w in self._said.items() if k[0] == name})  # (its console asks)
         if entry is None:
+            core.watch_output()
             screen = self._console(box, core)
             self._consoles[name] = (box.generation, screen)
             self.add_mode(mode, lambda: screen)
