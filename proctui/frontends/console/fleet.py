@@ -28,7 +28,7 @@ from proctui.frontends.fleet import Fleet, FleetBox, FleetRow, LinkState
 
 FLEET = "fleet"  # the mode of the fleet's own table, the first
 NOTE_FOR = 5.0  # seconds an answer on the fleet's line stays
-LOOK_EVERY = 0.5  # seconds between two looks at every box (ages, countdowns, links)
+LOOK_EVERY = 1.0  # seconds between two looks at every box (ages, countdowns, links)
 _STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
 _LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
                LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
@@ -99,6 +99,7 @@ class FleetScreen(Screen[None]):
         self.rows: list[FleetRow] = []
         self.note = ""
         self._unsay: Timer | None = None
+        self._drawn = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
@@ -116,14 +117,17 @@ class FleetScreen(Screen[None]):
         self.draw()
 
     def look(self) -> None:
-        self.rows = self.fleet.rows()
-        if not self.chosen and self.rows:
-            self.selected = self.rows[0].box  # what needs the operator most: Enter opens it
-        self.draw()
+        rows = self.fleet.rows()
+        selected = rows[0].box if not self.chosen and rows else self.selected
+        if (rows, selected) == (self.rows, self.selected) and self._drawn:
+            return  # nothing on screen would change (an idle fleet: nothing drawn)
+        self.rows, self.selected = rows, selected  # (not chosen: the top row, what needs
+        self.draw()  # the operator most, is what Enter opens)
 
     def draw(self) -> None:
         if not self.is_mounted:
             return
+        self._drawn = True
         width = self.size.width or 80
         rows = self.rows
         up = sum(1 for r in rows if r.link is LinkState.UP)
