@@ -4,12 +4,18 @@ holds, now driven by the event it waited for."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
 import socket
 import time
+from types import SimpleNamespace
 
+from proctui.core.life.stop import Phase
+from proctui.core.os import housekeeping
+from proctui.core.os.housekeeping import IDLE, QUIET_USAGE, Housekeeping
+from proctui.core.os.procfs import ProcStat, ProcTable
 from proctui.core.store import namelock
 from proctui.protocol import wire
 from proctui.remote.heal import HEAL_EVERY, SAFETY, SETTLE, Pace
@@ -112,3 +118,75 @@ def test_the_healers_looks_follow_changes_and_never_crowd():
             pace.looked(now)
     assert len(looks) <= 10 / SETTLE + 1, looks
     assert all(b - a >= HEAL_EVERY for a, b in itertools.pairwise(looks))
+
+
+class _Loop:
+    """A fake clock with the two calls Housekeeping makes of its loop."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.delays: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def call_later(self, delay: float, _fn: object) -> SimpleNamespace:
+        self.delays.append(delay)
+        return SimpleNamespace(cancel=lambda: None)
+
+
+def _sleeping_tree(silence: float | None = None) -> tuple[Housekeeping, _Loop]:
+    """Housekeeping over one run whose leader sleeps: the tree never changes."""
+    loop = _Loop()
+    table = ProcTable()
+    table.add(ProcStat(pid=4242, state="S", ppid=os.getpid(), pgid=4242, sid=4242,
+                       start_ticks=7, cpu_ticks=3, rss_pages=100))
+    run = SimpleNamespace(live=True, pid=4242, exit=None, leftover=False, number=1,
+                          started_at=0.0, stop=SimpleNamespace(phase=Phase.RUNNING))
+    proc = SimpleNamespace(name="sleepy", run=run, silent_since=None,
+                           spec=SimpleNamespace(silence_warning=silence))
+    lineage = SimpleNamespace(update=lambda *_a, **_k: table, strays={},
+                              members=lambda _run: list(table.stats.values()))
+    os_layer = SimpleNamespace(reap_orphans=lambda *_a: None, one_walk=contextlib.nullcontext)
+    hk = Housekeeping(loop, os_layer, lineage, lambda: [proc], set,  # type: ignore[arg-type]
+                      lambda *_a: None, lambda *_a: None, lambda _n: None, lambda _n: 0)
+    return hk, loop
+
+
+def _walk_for(hk: Housekeeping, loop: _Loop, seconds: float) -> list[float]:
+    """Each walk at the time the one before scheduled; the times of the walks."""
+    walks = []
+    hk.schedule()
+    while loop.now + loop.delays[-1] <= seconds:
+        loop.now += loop.delays[-1]
+        walks.append(loop.now)
+        hk.walk()
+    return walks
+
+
+def test_an_unchanged_tree_is_walked_seldom():
+    """It was walked every 4 s for ever (5 walks a second apart, 5 at 2 s, then 4 s): the
+    pace now halves with each walk that finds it as it was, to one walk an IDLE."""
+    hk, loop = _sleeping_tree()
+    walks = _walk_for(hk, loop, 120.0)
+    assert len(walks) <= 3 + 3 + 120 / IDLE, walks
+    assert loop.delays[-1] == IDLE
+    hk.changed()  # a spawn, an ending, a stop: a walk within a second
+    assert loop.delays[-1] == 1.0
+
+
+def test_while_usage_is_shown_it_is_walked_as_before(monkeypatch):
+    """Its figures move with the walks: every QUIET_USAGE, as before."""
+    monkeypatch.setattr(housekeeping, "usage_of", lambda *_a: None)
+    hk, loop = _sleeping_tree()
+    hk.want_usage = True
+    _walk_for(hk, loop, 60.0)
+    assert loop.delays[-1] == QUIET_USAGE
+
+
+def test_a_silence_warning_is_never_later_than_its_deadline():
+    """A walk is due when the first silence warning is: the slow pace would make it late
+    by up to an IDLE."""
+    hk, loop = _sleeping_tree(silence=30.0)
+    walks = _walk_for(hk, loop, 31.0)
+    assert 30.0 in walks, walks
