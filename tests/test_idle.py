@@ -190,3 +190,57 @@ def test_a_silence_warning_is_never_later_than_its_deadline():
     hk, loop = _sleeping_tree(silence=30.0)
     walks = _walk_for(hk, loop, 31.0)
     assert 30.0 in walks, walks
+
+
+def test_the_consoles_input_thread_sleeps_until_input_comes(monkeypatch):
+    """Textual's input thread waited in select(0.1): ten wakes a second, 0.1 % of a core
+    by itself. Now it waits without a timeout once input is no longer recent; a key still
+    arrives, a lone escape still comes out of the parser, and the exit still wakes it."""
+    import asyncio
+    import selectors
+    import signal
+    import threading
+
+    from textual import events
+
+    from proctui.frontends.console.driver import QUICK_FOR, console_driver
+
+    waits: list[float | None] = []
+    real = selectors.SelectSelector.select
+
+    def counted(self, timeout=None):  # type: ignore[no-untyped-def]
+        waits.append(timeout)
+        return real(self, timeout)
+
+    monkeypatch.setattr(selectors.SelectSelector, "select", counted)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTSTP, signal.SIGCONT)}
+    keys: list[str] = []
+    read, write = os.pipe()
+
+    async def made():  # type: ignore[no-untyped-def]
+        return console_driver()(SimpleNamespace())  # type: ignore[misc]
+
+    try:
+        driver = asyncio.run(made())
+        driver.fileno = read
+        driver.process_message = lambda m: keys.append(m.key) if isinstance(
+            m, events.Key) else None
+        thread = threading.Thread(target=driver.run_input_thread, daemon=True)
+        thread.start()
+        time.sleep(QUICK_FOR + 0.3)
+        before = len(waits)
+        time.sleep(1.0)
+        assert len(waits) - before <= 1, waits[before:]
+        os.write(write, b"a")
+        wait_until(lambda: keys == ["a"], timeout=2, what="the key")
+        time.sleep(QUICK_FOR + 0.3)
+        os.write(write, b"\x1b")  # a lone escape, after a quiet while
+        wait_until(lambda: keys == ["a", "escape"], timeout=2, what="the escape")
+        driver.exit_event.set()
+        thread.join(2)
+        assert not thread.is_alive()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        os.close(read)
+        os.close(write)
