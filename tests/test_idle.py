@@ -169,7 +169,7 @@ def test_an_unchanged_tree_is_walked_seldom():
     pace now halves with each walk that finds it as it was, to one walk an IDLE."""
     hk, loop = _sleeping_tree()
     walks = _walk_for(hk, loop, 120.0)
-    assert len(walks) <= 3 + 3 + 120 / IDLE, walks
+    assert len(walks) <= 1 + 4 + 120 / IDLE, walks
     assert loop.delays[-1] == IDLE
     hk.changed()  # a spawn, an ending, a stop: a walk within a second
     assert loop.delays[-1] == 1.0

@@ -29,7 +29,7 @@ from proctui.core.os.procfs import ProcTable
 from proctui.core.os.usage import Samples, usage_of
 
 EVERY = 1.0
-CLOSE_WALKS = 3  # walks a second after a change, before the pace halves with each quiet one
+CLOSE_WALKS = 1  # walks a second after a change (CPU used is one), then it halves per quiet one
 QUIET_USAGE = 4.0  # seconds between walks of an unchanged tree while usage is shown
 IDLE = 16.0  # seconds between walks of an unchanged tree otherwise
 
