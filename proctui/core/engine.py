@@ -335,7 +335,10 @@ class Engine:
         """Sample CPU and memory while at least one frontend wants them (each True
         counts once, until the same frontend says False)."""
         self._usage_wanted = max(0, self._usage_wanted + (1 if wanted else -1))
-        self.executor.housekeeping.want_usage = self._usage_wanted > 0
+        housekeeping = self.executor.housekeeping
+        if self._usage_wanted > 0 and not housekeeping.want_usage:
+            housekeeping.changed()  # its figures within a second, not at an idle walk
+        housekeeping.want_usage = self._usage_wanted > 0
 
     def output_changed(self, name: str) -> None:
         """Its pane changed without a change of its state (cleared): views are made

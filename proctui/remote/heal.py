@@ -1,6 +1,6 @@
 """A run directory that heals: ``rm -rf RUN_DIR`` under a running supervisor (what a logout
 does to /run/user/UID) left it unreachable, and the next ``up`` started a second copy of
-every process. The control server checks, once a HEAL_EVERY, that the path still names the
+every process. The control server checks (when: below) that the path still names the
 directory it holds (st_dev, st_ino); when it does not, it makes the directory again, takes
 the lock, puts back the PID files it last saw, and the server binds its socket there anew.
 
@@ -10,20 +10,36 @@ the removal may be missing from the copy; the core writes a PID file again whene
 process's members change. The core then moves its journal (beginning with
 the entries it still holds) and its output logs into the new directory (the server
 asks it to: they belong to the core).
+
+When does it look: an idle supervisor must not wake four times a second for a directory
+that does not change. Where inotify is at hand (Watch), the server looks when the
+directory's entries or its parent's change (``rm -rf`` takes the entries first, and the
+directory itself last), when it or a directory above it is moved, and once a SAFETY
+for what inotify cannot see (a mount over a parent, a symlink on the path switched).
+Looks wait for the directory to settle and stay at least a HEAL_EVERY apart (Pace):
+2,000 PID files rewritten in a stop are a listing a second, not 2,000. Without inotify,
+or while the directory is gone and cannot be made again, it looks every HEAL_EVERY as it
+always did.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from proctui.core.store import namelock
 from proctui.core.store.rundir import PID_SUFFIX, RunDir, RunDirError, read_head
 
 HEAL_EVERY = 0.25  # seconds between two checks (two stat calls; a re-read only on change)
+SAFETY = 60.0  # seconds between two checks while inotify watches and nothing changed
+SETTLE = 1.0  # seconds from a change to its look at the latest, however busy the directory
 MAX_PID_FILE = 64 << 10  # bytes: a PID file is a few hundred
 MAX_PID_FILES = 4096
+LOCK = "lock"  # RunDir's: there for as long as the directory is whole
 # Called with the rebuilt directory (``proctui up`` reopens supervisor.log there).
 REBUILT: list[Callable[[RunDir], None]] = []
 
@@ -39,6 +55,7 @@ class Healer:
         self._seen: tuple[int, int, int] | None = None  # dev, ino, mtime of the last read
         self._graveyard: list[int] = []
         self._told = ""
+        self.broken = False  # gone and not made again: look again soon, not on an event
         if run_dir.fd is not None:
             with contextlib.suppress(OSError):
                 self._remember(run_dir.fd, os.fstat(run_dir.fd))
@@ -58,6 +75,7 @@ class Healer:
             return False  # (a parent we may not search: nothing we can do either)
         if (here.st_dev, here.st_ino) != (held.st_dev, held.st_ino):
             return self._rebuild("was replaced")
+        self.broken = False
         self._remember(fd, held)
         return False
 
@@ -67,9 +85,11 @@ class Healer:
             return
         files: dict[str, bytes] = {}
         inodes: dict[str, int] = {}
+        lock = False
         with contextlib.suppress(OSError), os.scandir(fd) as entries:
             for n, entry in enumerate(entries):
                 name = entry.name
+                lock = lock or name == LOCK
                 if n >= MAX_PID_FILES * 4 or len(files) >= MAX_PID_FILES:
                     break
                 if not name.endswith(PID_SUFFIX):
@@ -80,6 +100,8 @@ class Healer:
                     data = read_head(fd, name, MAX_PID_FILE)
                 if data is not None:
                     files[name], inodes[name] = data, ino
+            if not lock:
+                return  # being taken apart (its lock goes with it): keep what it held
             self.pid_files, self._inodes = files, inodes
             self._seen = seen
 
@@ -89,6 +111,7 @@ class Healer:
         try:
             fresh.open(name_lock=run_dir.name_lock)  # the name stays ours throughout
         except RunDirError as e:
+            self.broken = True
             if self._told != str(e):  # once per reason, not once a second
                 self._told = str(e)
                 self.say(f"run directory {run_dir.path} {what} and cannot be rebuilt: {e}")
@@ -111,7 +134,7 @@ class Healer:
         restored = 0
         for name, data in self.pid_files.items():
             restored += _write_new(run_dir.fd, name, data)
-        self._seen, self._told = None, ""
+        self._seen, self._told, self.broken = None, "", False
         for hook in REBUILT:
             with contextlib.suppress(Exception):
                 hook(run_dir)
@@ -140,3 +163,109 @@ def _write_new(dir_fd: int, name: str, data: bytes) -> int:
     finally:
         os.close(fd)
     return 1
+
+
+class Pace:
+    """When the next look is due (loop time). A change inotify saw is looked at once the
+    directory has been quiet for HEAL_EVERY (an ``rm -rf`` half-way through showed a
+    directory still there, its PID files already gone, and the copy forgot them), but
+    no later than SETTLE after the first change (a stop of 2,000 processes rewrites PID
+    files for seconds), and never closer than HEAL_EVERY to the last look. With nothing
+    seen, SAFETY after the last look."""
+
+    def __init__(self, now: float) -> None:
+        self.last = now  # when the directory was last looked at
+        self.first: float | None = None  # the first change seen since, and the latest
+        self.latest = 0.0
+
+    @property
+    def woken(self) -> bool:
+        return self.first is not None
+
+    def seen(self, now: float) -> None:
+        if self.first is None:
+            self.first = now
+        self.latest = now
+
+    def due(self, watched: bool, broken: bool) -> float:
+        soonest = self.last + HEAL_EVERY
+        if not watched or broken:
+            return soonest
+        if self.first is None:
+            return self.last + SAFETY
+        return max(soonest, min(self.latest + HEAL_EVERY, self.first + SETTLE))
+
+    def looked(self, now: float) -> None:
+        self.last, self.first = now, None
+
+
+# inotify(7): entries made, removed or renamed; the watched directory itself gone or moved.
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_ONLYDIR = 0x400, 0x800, 0x1000000
+ENTRIES = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+SELF = IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+
+
+class Watch:
+    """inotify on the run directory and every directory above it, through libc (no
+    dependency). ``fd`` is None where there is none (not Linux, out of instances): the
+    healer then looks every HEAL_EVERY."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self._wds: list[int] = []
+        self._libc: ctypes.CDLL | None = None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            return
+        if fd >= 0:
+            self.fd, self._libc = fd, libc
+
+    @property
+    def watching(self) -> bool:
+        return bool(self._wds)
+
+    def arm(self, path: Path) -> bool:
+        """Watch ``path`` (anew: after a rebuild it is another directory) and the ones
+        above it. False when it could not watch the directory itself."""
+        libc, fd = self._libc, self.fd
+        if libc is None or fd is None:
+            return False
+        for wd in self._wds:
+            libc.inotify_rm_watch(fd, wd)  # (EINVAL for a watch the kernel dropped)
+        self._wds = []
+        wd = libc.inotify_add_watch(fd, os.fsencode(path), ENTRIES | SELF)
+        if wd < 0:
+            return False  # (gone, or ENOSPC: out of watches; looked at every HEAL_EVERY)
+        self._wds.append(wd)
+        # The directory's own rmdir comes last, and no event of its own says so while we
+        # hold it open: its parent's entries do (the parent is $XDG_RUNTIME_DIR/proctui,
+        # quiet, unless --run-dir puts it elsewhere; looks are paced anyway). Above that,
+        # only a directory moved away matters (/tmp's entries are busy).
+        for n, above in enumerate(path.parents):
+            wd = libc.inotify_add_watch(fd, os.fsencode(above), SELF | (ENTRIES if n == 0
+                                                                          else 0))
+            if wd >= 0:
+                self._wds.append(wd)
+        return True
+
+    def drain(self) -> None:
+        """Read what inotify has (what it says does not matter: any event is a look)."""
+        if self.fd is None:
+            return
+        while True:
+            try:
+                if not os.read(self.fd, 1 << 16):
+                    return
+            except OSError as e:
+                if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    return
+                raise
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd, self._libc, self._wds = None, None, []

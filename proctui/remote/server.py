@@ -41,6 +41,7 @@ from proctui.commands.notice import Notice
 from proctui.commands.store_rebuilt import StoreRebuilt
 from proctui.commands.usage import WantUsage
 from proctui.core.reply import EventsPage
+from proctui.core.store import namelock
 from proctui.core.store.rundir import RunDir
 from proctui.core.supervisor import Supervisor
 from proctui.protocol import wire
@@ -145,21 +146,64 @@ class Server:
     async def _healing(self) -> None:
         """The run directory removed under us (a logout's rm -rf /run/user/UID): made
         again, with the socket bound there anew, so that status finds us and the next up
-        finds the lock held instead of starting a second copy."""
-        while True:
-            await asyncio.sleep(heal.HEAL_EVERY)
-            try:
-                if not self.healer.check():
-                    continue
-                self.core.send(StoreRebuilt())  # the journal and the output logs follow
-                sock, self._ino = bind(self.run_dir)
-                self._servers.append(await asyncio.start_unix_server(
-                    self._client, sock=sock, limit=wire.MAX_LINE))
-                for old in self._servers[:-1]:
-                    old.close()  # (its socket's path is gone: nobody can reach it)
-                self._servers[:-1] = []
-            except Exception as e:  # never take the supervisor down with us
-                self.say(f"control socket: could not rebuild it: {e}")
+        finds the lock held instead of starting a second copy. Looked at when inotify
+        says something changed there (heal.py), not on a timer while nothing does."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        watch = heal.Watch()
+        pace = heal.Pace(loop.time())
+        if watch.fd is not None:
+            def woken() -> None:
+                watch.drain()
+                pace.seen(loop.time())
+                wake.set()
+
+            loop.add_reader(watch.fd, woken)
+        watching = watch.arm(self.run_dir.path)
+        pace.seen(loop.time())  # one look soon: a change between the Healer's copy and arm()
+        names = self._clear_names(loop, None)
+        try:
+            while True:
+                delay = pace.due(watching, self.healer.broken) - loop.time()
+                if delay > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), delay)
+                    wake.clear()
+                    continue  # (a change seen, so due anew; or timed out: due now)
+                pace.looked(loop.time())
+                try:
+                    if not self.healer.check():
+                        if self.healer.broken or not watching:
+                            watching = watch.arm(self.run_dir.path)
+                        continue
+                    watching = watch.arm(self.run_dir.path)
+                    names = self._clear_names(loop, names)
+                    self.core.send(StoreRebuilt())  # the journal and the output logs follow
+                    sock, self._ino = bind(self.run_dir)
+                    self._servers.append(await asyncio.start_unix_server(
+                        self._client, sock=sock, limit=wire.MAX_LINE))
+                    for old in self._servers[:-1]:
+                        old.close()  # (its socket's path is gone: nobody can reach it)
+                    self._servers[:-1] = []
+                except Exception as e:  # never take the supervisor down with us
+                    self.say(f"control socket: could not rebuild it: {e}")
+        finally:
+            if watch.fd is not None:
+                loop.remove_reader(watch.fd)
+            self._clear_names(loop, names, stop=True)
+            watch.close()
+
+    def _clear_names(self, loop: asyncio.AbstractEventLoop, was: socket.socket | None,
+                     stop: bool = False) -> socket.socket | None:
+        """Whoever asks who holds the run directory's name (namelock.py) is let go as
+        they ask, not by a timer: a full queue would vouch for nobody."""
+        if was is not None:
+            with contextlib.suppress(Exception):  # (closed by now, at the very end)
+                loop.remove_reader(was)
+        name = None if stop else self.run_dir.name_lock
+        if name is not None:
+            loop.add_reader(name, namelock.clear, name)
+        return name
 
     def close(self) -> None:
         """Tell the clients what is final, stop serving, and remove the socket."""

@@ -476,6 +476,7 @@ def scenario_idle(runs: int, work: Path, seconds: float = 30.0) -> Result:
           f"{ours['console_first_minute']:.2f} % of one core")
     r.add("console, after the first minute", f"{ours['console_after']:.2f} % of one core")
     r.add("headless", f"{ours['headless']:.2f} % of one core")
+    r.add("detached supervisor (up)", f"{ours['detached']:.2f} % of one core")
     s = Tmux(f"{mprocs()[0]} " + " ".join("'sleep 1000'" for _ in range(10)))
     time.sleep(2)
     before = cpu_seconds(s.pid)

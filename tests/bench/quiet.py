@@ -1,8 +1,14 @@
-"""How quiet proctui is: CPU while ten processes sleep (console and headless), and the
-bytes a console writes to its terminal while a process floods, at the default refresh
-and with --refresh 2 for a slow link.
+"""How quiet proctui is: CPU while ten processes sleep (console, headless and the detached
+supervisor of ``up``), and the bytes a console writes to its terminal while a process
+floods, at the default refresh and with --refresh 2 for a slow link.
 
-    python tests/bench/quiet.py [--seconds S] [--skip-idle] [--skip-traffic]
+    python tests/bench/quiet.py [--seconds S] [--only console,headless,detached]
+                                [--skip-idle] [--skip-traffic] [--mprocs PATH]
+
+With ``--mprocs`` the same ten sleepers run under mprocs on a pty too, measured the same
+way in the same run (its first minute and after). Without ``--proctui`` it runs
+``python -m proctui``, which takes the current directory's proctui before PYTHONPATH's: to
+measure another tree (a before/after), run it from a directory with none.
 
 The console's clock shows every second only in a process's first ten seconds, then tens
 of seconds until a minute, then minutes; so its idle cost is measured twice: in the first
@@ -16,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,21 +39,48 @@ def busy(pid: int, seconds: float) -> float:
     return (cpu_seconds(pid) - before) / seconds * 100
 
 
-def idle(proctui: list[str], work: Path, seconds: float) -> dict[str, float]:
-    term = OnPty([*proctui, "run", "--run-dir", str(work / "ic"), *SLEEPERS], 120, 30)
-    term.wait_for(b"running")
+def console(command: list[str], seconds: float, ready: bytes) -> tuple[float, float]:
+    """CPU in the first minute (from 3 s) and after it, of a console on a pty."""
+    term = OnPty(command, 120, 30)
+    term.wait_for(ready)
     time.sleep(3)
     first = busy(term.proc.pid, seconds)
     time.sleep(max(0.0, 62 - 3 - seconds))
     after = busy(term.proc.pid, seconds)
     term.stop()
-    headless = subprocess.Popen([*proctui, "run", "--headless", "--run-dir", str(work / "ih"),
-                                 *SLEEPERS], stdout=subprocess.DEVNULL, start_new_session=True)
-    time.sleep(3)
-    quiet = busy(headless.pid, seconds)
-    headless.terminate()
-    headless.wait(60)
-    return {"console_first_minute": first, "console_after": after, "headless": quiet}
+    return first, after
+
+
+KINDS = ("console", "headless", "detached")
+
+
+def idle(proctui: list[str], work: Path, seconds: float, only: Iterable[str] = KINDS,
+         mprocs: str | None = None) -> dict[str, float]:
+    got: dict[str, float] = {}
+    if "console" in only:
+        got["console_first_minute"], got["console_after"] = console(
+            [*proctui, "run", "--run-dir", str(work / "ic"), *SLEEPERS], seconds, b"running")
+    if mprocs:
+        got["mprocs_first_minute"], got["mprocs_after"] = console(
+            [mprocs, *(s.split("=", 1)[1] for s in SLEEPERS)], seconds, b"sleep")
+    if "headless" in only:
+        headless = subprocess.Popen([*proctui, "run", "--headless", "--run-dir",
+                                     str(work / "ih"), *SLEEPERS],
+                                    stdout=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(3)
+        got["headless"] = busy(headless.pid, seconds)
+        headless.terminate()
+        headless.wait(60)
+    if "detached" in only:
+        where = ["--run-dir", str(work / "id")]
+        subprocess.run([*proctui, "up", *where, *SLEEPERS], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pid = int((work / "id" / "lock").read_text().strip())
+        time.sleep(3)
+        got["detached"] = busy(pid, seconds)
+        subprocess.run([*proctui, "down", *where], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return got
 
 
 def traffic(proctui: list[str], work: Path, refresh: float | None,
@@ -67,6 +101,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--proctui", default=None)
+    parser.add_argument("--only", default=",".join(KINDS))
+    parser.add_argument("--mprocs", default=None, help="mprocs to measure beside proctui")
     parser.add_argument("--skip-idle", action="store_true")
     parser.add_argument("--skip-traffic", action="store_true")
     args = parser.parse_args()
@@ -74,7 +110,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="proctui-quiet-") as tmp:
         work = Path(tmp)
         if not args.skip_idle:
-            for key, value in idle(proctui, work, args.seconds).items():
+            only = set(args.only.split(","))
+            for key, value in idle(proctui, work, args.seconds, only, args.mprocs).items():
                 print(f"idle_{key} {value:.2f} % of one core")
         if not args.skip_traffic:
             for refresh in (None, 2.0):

@@ -1,8 +1,19 @@
-"""The walk of our process tree, about once a second while anything changes and slower
+"""The walk of our process tree, about once a second while anything changes and seldom
 while nothing does: it attributes descendants (while they are still visible under their
 run), reaps orphans, notices strays, pauses, silence and resource use. A sensor: what it
 finds goes to the step function as facts (Observed, SilenceLooked) and strays to the
-engine; it decides nothing about a process."""
+engine; it decides nothing about a process.
+
+Idle, a tree of sleeping processes cannot change by itself: a process that does not run
+forks nothing. So the pace halves with every walk that finds the tree as it was, down to
+one walk a QUIET_USAGE while a frontend shows resource use (its figures move by the
+walk), one an IDLE otherwise; a spawn, an ending or a stop brings it back to a second at
+once (changed), and so does any process that used CPU (its ticks are in the shape). A
+silence warning is a deadline, not something a walk may come across: the walk is due
+when the first one is. What the slow pace delays, and why that is safe: an orphan that
+died is reaped (and a group member that ended seen) at the next walk, a SIGSTOP from
+outside shows as paused then; a stop walks afresh before it signals (engine), so no
+descendant escapes a stop for it."""
 
 from __future__ import annotations
 
@@ -18,8 +29,9 @@ from proctui.core.os.procfs import ProcTable
 from proctui.core.os.usage import Samples, usage_of
 
 EVERY = 1.0
-QUIET = 4.0  # seconds between walks once the tree has long stayed the same
-QUIET_WALKS = 5  # walks that find nothing new before the pace halves
+CLOSE_WALKS = 1  # walks a second after a change (CPU used is one), then it halves per quiet one
+QUIET_USAGE = 4.0  # seconds between walks of an unchanged tree while usage is shown
+IDLE = 16.0  # seconds between walks of an unchanged tree otherwise
 
 
 class Housekeeping:
@@ -46,12 +58,16 @@ class Housekeeping:
         self._shape: frozenset[tuple[int, ...]] = frozenset()
         self._handle: asyncio.TimerHandle | None = None
 
-    def schedule(self, delay: float | None = None) -> None:
+    def schedule(self, delay: float | None = None, silence: float | None = None) -> None:
         """Walk every second while anything changes; when a tree of idle processes has
-        stayed the same for a while, every 2 s, then 4 s (an idle box's CPU). A spawn, an
-        ending or a stop brings the pace back at once."""
+        stayed the same, every 2 s, 4 s, ... up to QUIET_USAGE or IDLE (an idle box's
+        CPU), but no later than ``silence`` (loop time: the first silence warning due).
+        A spawn, an ending or a stop brings the pace back at once."""
         if delay is None:
-            delay = min(QUIET, EVERY * 2 ** (self._quiet // QUIET_WALKS))
+            most = QUIET_USAGE if self.want_usage else IDLE
+            delay = min(most, EVERY * 2 ** max(0, self._quiet - CLOSE_WALKS + 1))
+            if silence is not None:
+                delay = max(0.0, min(delay, silence - self.loop.time()))
         if self._handle is not None:
             self._handle.cancel()
         self._due = self.loop.time() + delay
@@ -81,12 +97,15 @@ class Housekeeping:
             self.os.reap_orphans(table, keep)
             self._strays()
             now = self.loop.time()
+            dues: list[float] = []
             with self.os.one_walk():
                 for p in live:
-                    self._observe(p, table, now)
+                    self._observe(p, table, now, dues)
+            self.schedule(silence=min(dues, default=None))
+            return
         self.schedule()
 
-    def _observe(self, p: Proc, table: ProcTable, now: float) -> None:
+    def _observe(self, p: Proc, table: ProcTable, now: float, dues: list[float]) -> None:
         run = p.run
         assert run is not None and run.pid is not None
         leader = table.stats.get(run.pid)
@@ -100,6 +119,8 @@ class Housekeeping:
             last = max(self.quiet_for(p.name) or run.started_at, run.started_at)
             if now - last >= limit:
                 since = last
+            else:
+                dues.append(last + limit)  # (output since moves it on: looked at again)
         if since != p.silent_since:
             self.post(p.name, i.SilenceLooked(run.number, since))
 
