@@ -32,9 +32,9 @@ def snap(*views: ProcessView, **kw: object) -> CoreSnapshot:
 def test_a_row_counts_a_box_and_says_the_worst_it_has_to_say():
     failed = Outcome(OutcomeKind.EXITED, "exited: exit code 3", ExitStatus(code=3))
     s = snap(view("web", Phase.RUNNING, ready_at=1.0), view("worker", Phase.RUNNING),
-             view("db", Phase.STOPPING), view("flaky", Phase.ENDED, outcome=failed))
-    r = row_of("boxa", s, now=10.0, wall=1000.0, link=LinkState.UP, link_words="up 3s",
-               started=400.0)
+             view("db", Phase.STOPPING), view("flaky", Phase.ENDED, outcome=failed),
+             link=Link(started=400.0))
+    r = row_of("boxa", s, now=10.0, wall=1000.0, link=LinkState.UP, link_words="up 3s")
     assert (r.running, r.ready, r.stopping, r.failed, r.abandoned) == (2, 1, 1, 1, 0)
     assert r.worst == "1 stopping" and r.rank == 2
     assert r.age == "up 10m"

@@ -38,6 +38,7 @@ class Link:
     dropped: int = 0  # lines that left the supervisor's scrollback before they were seen
     heard: float | None = None  # when the supervisor last said anything (monotonic)
     host: str = ""  # the machine it is on ("" on this one)
+    started: float | None = None  # when its supervisor started (wall clock, its own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,8 +89,7 @@ def _failed(view: ProcessView) -> bool:
 
 
 def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
-           link: LinkState, link_words: str, why: str = "",
-           started: float | None = None) -> FleetRow:
+           link: LinkState, link_words: str, why: str = "") -> FleetRow:
     """One box's row from its newest snapshot (None: never reached); ``why``: what is
     wrong with its link."""
     if snap is None:
@@ -131,6 +130,7 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
         worst, rank = "everything has ended", 5
     else:
         worst, rank = "all well", 6
+    started = snap.link.started if snap.link is not None else None
     age = f"up {duration(wall - started)}" if started else ""
     return FleetRow(box, link, link_words, age, running, ready, stopping, len(failed),
                     abandoned, decisions, worst, stale, rank)
@@ -175,7 +175,6 @@ class FleetBox:
                           f"unreachable · {tries} tries, {wait}", why)
         snap = core.snapshot()
         link = snap.link
-        started = core.conn.hello.started or None
         if link is not None and link.down_since is not None:
             down = now - link.down_since
             state = LinkState.RECONNECTING if down < LOST_AFTER else LinkState.LOST
@@ -183,9 +182,9 @@ class FleetBox:
                     if link.next_try is not None else "trying now")
             words = f"{state.value} {duration(down)} · try {link.tries + 1}, {wait}"
             return row_of(self.name, snap, now, wall, state, words,
-                          f"link {state.value}: {link.down_why}", started)
+                          f"link {state.value}: {link.down_why}")
         return row_of(self.name, snap, now, wall, LinkState.UP,
-                      f"up {duration(now - self.linked_at)}", started=started)
+                      f"up {duration(now - self.linked_at)}")
 
 
 class Fleet:
@@ -199,6 +198,7 @@ class Fleet:
         self.changed = changed
         self.clock = clock
         self._closing = threading.Event()
+        self._waiting: set[threading.Event] = set()  # each linked box's end, or close()
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
@@ -235,9 +235,11 @@ class Fleet:
             if self._closing.is_set():
                 conn.close()
                 return
-            # Views only: a box's output comes once its console opens (watch_output),
+            # Views only: a box's output comes once its console opens (a Watch sent then),
             # so that twenty boxes' floods do not all stream to a table of counts.
-            core = RemoteCore(conn, output=False, dial=box.dial, read_only=box.read_only)
+            ended = threading.Event()
+            core = RemoteCore(conn, output=False, dial=box.dial, read_only=box.read_only,
+                              ended=ended.set)
             with box._lock:
                 box.core, box.ended, box.why, box.tries = core, False, "", 0
                 box.linked_at = self.clock()
@@ -246,9 +248,10 @@ class Fleet:
             backoff = Backoff(most=AGAIN_MOST)
             # The core redials a dropped link itself; it ends only when its supervisor
             # has (said goodbye, refused us, or another answers there now).
-            while not core.wait_ended(1.0):
-                if self._closing.is_set():
-                    return
+            self._waiting.add(ended)
+            if not self._closing.is_set():  # (else close() has been and gone)
+                ended.wait()  # (set by close() too)
+            self._waiting.discard(ended)
             if self._closing.is_set():
                 return
             gone = core.snapshot().link
@@ -273,6 +276,8 @@ class Fleet:
     def close(self) -> None:
         """End every link (a dial under way: closed once it returns), in parallel."""
         self._closing.set()
+        for ended in list(self._waiting):
+            ended.set()
         cores = [b.core for b in self.boxes if b.core is not None]
         closers = [threading.Thread(target=c.close, daemon=True) for c in cores]
         for t in closers:

@@ -20,7 +20,7 @@ from proctui.commands.base import A, Request
 from proctui.commands.usage import WantUsage
 from proctui.core.output.lines import OutputBuffer
 from proctui.core.output.reader import OutputReader
-from proctui.core.reply import Fault, failed
+from proctui.core.reply import Done, Fault, failed
 from proctui.core.snapshot import CoreSnapshot, Link
 from proctui.protocol import pushes
 from proctui.protocol.link import Greet, Watch
@@ -70,8 +70,9 @@ class RemoteCore:
 
     def __init__(self, conn: Connection, output: bool = True, replay: int | None = None,
                  kind: str = "console", dial: Callable[[], Connection] | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, ended: Callable[[], None] = lambda: None) -> None:
         self.conn = conn
+        self._ended = ended  # told (on the reader thread) once this core ends for good
         self.dial = dial  # None: this connection is the only one
         self.read_only = read_only
         hello = conn.hello
@@ -123,6 +124,12 @@ class RemoteCore:
     # -- the reader thread ----------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._reading()
+        finally:
+            self._ended()  # however it ends: its owner must not wait on a dead link
+
+    def _reading(self) -> None:
         conn = self.conn
         while True:
             up = time.monotonic()
@@ -335,7 +342,8 @@ class RemoteCore:
                 not_answering=str(self.not_answering) if self.not_answering else None,
                 links=self.links, read_only=self.read_only, settled=not self._busy,
                 dropped=self.dropped, heard=heard,
-                host="" if self.conn.local else self.conn.where))
+                host="" if self.conn.local else self.conn.where,
+                started=self.conn.hello.started or None))
             self._snapshot = snap
         return snap
 
@@ -348,6 +356,14 @@ class RemoteCore:
             return future
         if isinstance(request, WantUsage):
             self._wants_usage = request.wanted  # (asked again on each new link)
+        if isinstance(request, Watch) and request.output == "all" and request.acks:
+            # Made without output (a fleet's box until its console opens): every pane
+            # from now on, and on each new link from where it stands.
+            if self._output:
+                already: Future[Any] = Future()  # (narrowed: a Watch's Done)
+                already.set_result(request.answer(encode_reply(Done())))
+                return already
+            self._output = True
         return self._request(request)
 
     def _request(self, request: Request[A], internal: bool = False) -> Future[A]:
@@ -370,20 +386,6 @@ class RemoteCore:
                 self._futures.pop(number, None)
             future.set_result(request.answer(encode_reply(failed(Fault.GONE, GONE))))
         return future
-
-    def watch_output(self) -> None:
-        """Begin to stream the processes' output (the whole scrollback first), for a core
-        made without it: a fleet's box sends only its views until its console opens."""
-        if self._output:
-            return
-        self._output = True  # (a new link watches too, from where each pane stands)
-        self._request(Watch("all", None, acks=True))
-
-    def wait_ended(self, timeout: float) -> bool:
-        """Whether this core has ended for good (its supervisor did, or refused us),
-        waiting up to ``timeout`` seconds for it."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
 
     def close(self) -> None:
         """End the link and the reader thread (a dial under way: closed once it returns)."""

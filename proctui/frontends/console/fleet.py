@@ -25,6 +25,7 @@ from proctui.frontends.console.app import ConsoleFrame
 from proctui.frontends.console.keys import fit
 from proctui.frontends.console.screen import REFRESH_HZ, ConsoleScreen
 from proctui.frontends.fleet import Fleet, FleetBox, FleetRow, LinkState
+from proctui.protocol.link import Watch
 
 FLEET = "fleet"  # the mode of the fleet's own table, the first
 NOTE_FOR = 5.0  # seconds an answer on the fleet's line stays
@@ -270,7 +271,7 @@ class FleetApp(ConsoleFrame):
             entry = None
         self._unsay({w for k, w in self._said.items() if k[0] == name})  # (its console asks)
         if entry is None:
-            core.watch_output()
+            core.send(Watch("all", None, acks=True))  # its output, now that it is seen
             screen = self._console(box, core)
             self._consoles[name] = (box.generation, screen)
             self.add_mode(mode, lambda: screen)
