@@ -41,8 +41,9 @@ def test_version_does_not_import_textual():
 
 # From the bottom up: a module may import its own layer and those below, never above.
 # (The console is a frontend: only the frontends, the daemon and the command line reach it.)
-LAYERS = (("proctui.config",), ("proctui.core", "proctui.export", "proctui.demo"),
-          ("proctui.commands",), ("proctui.protocol",), ("proctui.remote",),
+LAYERS = (("proctui.records",), ("proctui.config",),
+          ("proctui.core", "proctui.export", "proctui.demo"), ("proctui.commands",),
+          ("proctui.protocol",), ("proctui.remote",),
           ("proctui.frontends",), ("proctui.daemon",), ("proctui.cli",), ("proctui.__main__",))
 
 

@@ -6,11 +6,11 @@ leftover."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from proctui.commands.base import Cli, Named
 from proctui.core.life import machine as life
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

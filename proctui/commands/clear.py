@@ -5,11 +5,11 @@ Wire: {"op": "clear", "name": NAME}. Faults: UNKNOWN_NAME."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from proctui.commands.base import Cli, Named
 from proctui.core.reply import Done, Fault, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -9,11 +9,11 @@ Wire: {"op": "events", "since": N}. Faults: BAD_VALUE for a negative number."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proctui.commands.base import Request
 from proctui.core.reply import Done, EventsPage, Fault, done_from_wire, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

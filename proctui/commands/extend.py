@@ -7,13 +7,13 @@ NOT_RUNNING; BAD_VALUE unless 0 < by <= MAX_SECONDS; REFUSED when it is not stop
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from proctui.commands.base import Cli, Named, Request
 from proctui.config.spec import MAX_SECONDS
 from proctui.core.life import inputs as i
 from proctui.core.reply import Done, Fault, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -8,12 +8,12 @@ Wire: {"op": "interrupt", "signal": "SIGINT"}."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.commands.base import Command
 from proctui.core.life import world
 from proctui.core.reply import Done
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -6,12 +6,12 @@ Wire: {"op": "journal", "start": N}. Faults: BAD_VALUE for a negative start."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from proctui.commands.base import Request
 from proctui.core.reply import Done, Fault, JournalPage, done_from_wire, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

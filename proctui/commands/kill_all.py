@@ -6,12 +6,12 @@ Wire: {"op": "kill_all"}."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.commands.base import Command
 from proctui.core.life import world
 from proctui.core.reply import Done
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

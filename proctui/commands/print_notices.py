@@ -4,12 +4,12 @@ wire command."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.commands.base import Request
 from proctui.core.output.events import EventQueue
 from proctui.core.reply import Done
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from proctui.commands.base import Cli, Command, Said
 from proctui.core.reply import Done, Fault, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import signal as signals
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from proctui.commands.base import Cli, Named, Request
@@ -23,6 +22,7 @@ from proctui.config.values import parse_signal, show
 from proctui.core.life import inputs as i
 from proctui.core.life.outcome import signal_name
 from proctui.core.reply import Done, Fault, failed
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

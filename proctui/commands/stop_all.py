@@ -7,13 +7,13 @@ Wire: {"op": "stop_all", "ordered": true, "why": "proctui down"}: ``why`` is jou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.commands.base import Command
 from proctui.core.life import world
 from proctui.core.life.stages import Why
 from proctui.core.reply import Done
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

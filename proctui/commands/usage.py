@@ -5,11 +5,11 @@ Wire: {"op": "usage", "wanted": BOOL}."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.commands.base import Request
 from proctui.core.reply import Done
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from proctui.core.engine import Engine

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from proctui.config.spec import ConfigError
+from proctui.records import dataclass
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 _KEYS = ("ssh", "run_dir", "file")

@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import Enum
 from pathlib import Path
+
+from proctui.records import dataclass
 
 COMMAND_LINE = "command line"
 DEFAULT_SCROLLBACK = 10_000  # lines kept per process

@@ -20,7 +20,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from proctui.config import ProcessSpec
@@ -42,6 +41,7 @@ from proctui.core.store.journal import Journal
 from proctui.core.store.kinds import Kind
 from proctui.core.store.rundir import RunDir
 from proctui.core.view import ProcessView
+from proctui.records import dataclass
 
 PUBLISH_BETWEEN = 128  # views made between two chances for the deadlines come meanwhile
 LAUNCH_SLICE = 20  # processes launched per turn of the loop: commands come in between

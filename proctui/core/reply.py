@@ -5,9 +5,11 @@ test (supervisord's Faults). The control protocol carries these as they are."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Any
+
+from proctui.records import dataclass
 
 
 class Fault(Enum):

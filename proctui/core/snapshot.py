@@ -6,7 +6,7 @@ nor two moments mixed in one screen or one message."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from proctui.core.life.outcome import Outcome, exit_status_for
 from proctui.core.life.stages import Stage
@@ -16,6 +16,7 @@ from proctui.core.life.world import World
 from proctui.core.output.lines import Mark
 from proctui.core.speak.deps import Deps
 from proctui.core.view import ProcessView
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,12 @@ core thread after every change. Plain data: it crosses threads and, as JSON, soc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from proctui.core.life.outcome import Outcome
 from proctui.core.life.stop import DeadlineAction, Phase
+from proctui.records import dataclass
 
 __all__ = ["Action", "DeadlineAction", "Phase", "ProcessView", "Reply", "Usage"]
 

@@ -11,7 +11,7 @@ import secrets
 import shutil
 import stat
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from proctui.config import (
 from proctui.export.words import (
     _PLAIN_ENV_LINE,
 )
+from proctui.records import dataclass
 
 
 class UnitType(Enum):

@@ -4,7 +4,6 @@ covers its whole staged stop (the longest chain of stops through the dependencie
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from proctui.config import (
     Config,
@@ -28,6 +27,7 @@ from proctui.export.words import (
     seconds_value,
     unit_name,
 )
+from proctui.records import dataclass
 
 # --supervisor: time for proctui itself to start its stop and to write its summary.
 SUPERVISOR_MARGIN = 5.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from proctui.core.life.outcome import OutcomeKind, seconds
@@ -21,6 +21,7 @@ from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
 from proctui.frontends.report import action_words
 from proctui.frontends.words import duration
+from proctui.records import dataclass
 from proctui.remote.client import RemoteCore
 from proctui.remote.connection import Connection
 from proctui.remote.redial import Backoff

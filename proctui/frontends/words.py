@@ -4,13 +4,12 @@ Textual and no Rich, so the control commands start fast."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.core.life.outcome import OutcomeKind, seconds
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import shown
 from proctui.frontends.report import action_words
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

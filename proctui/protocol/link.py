@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from proctui.commands.base import Request
 from proctui.core.reply import Done, Fault, done_from_wire, failed
 from proctui.protocol.replies import TailPage, int_from_wire
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ value with sane defaults, or None, never an exception."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from proctui.config.spec import MAX_SCROLLBACK
@@ -15,6 +15,7 @@ from proctui.core.life.outcome import Outcome
 from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
 from proctui.protocol import wire
+from proctui.records import dataclass
 
 MAX_SHOWN = 1000  # characters of a trouble or a crash kept from the wire
 

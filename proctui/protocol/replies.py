@@ -4,7 +4,7 @@ process's scrollback, of the journal, of the events)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from proctui.core.reply import (
@@ -15,6 +15,7 @@ from proctui.core.reply import (
     done_from_wire,
     failed,
 )
+from proctui.records import dataclass
 
 __all__ = ["Done", "EventsPage", "Fault", "JournalPage", "TailPage", "done_from_wire",
            "encode_reply", "failed", "int_from_wire"]

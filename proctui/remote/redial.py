@@ -11,10 +11,10 @@ said goodbye (everything ended, then it closed), the dial found no supervisor th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from proctui.protocol.pushes import Hello
+from proctui.records import dataclass
 from proctui.remote.connection import GONE, Connection, NoSupervisor, NotAnswering
 
 FIRST_DELAY = 0.5  # seconds before the first try once the link dropped

@@ -5,12 +5,11 @@ effects name the run. Plain frozen data: a test reads them as a history."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.core.life.outcome import EndKind, Reason
 from proctui.core.life.state import Proc, RunState
 from proctui.core.reply import Fault
 from proctui.core.store.kinds import Kind
+from proctui.records import dataclass
 
 # -- the executor's -----------------------------------------------------------------------
 

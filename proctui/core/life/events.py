@@ -3,11 +3,10 @@ no behaviour. ``machine.py`` decides; ``step.py`` turns its effects into the exe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.config.spec import RestartPolicy
 from proctui.core.life.stages import Why
 from proctui.core.store.kinds import Kind
+from proctui.records import dataclass
 
 # -- events ---------------------------------------------------------------------------------
 

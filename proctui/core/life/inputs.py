@@ -8,12 +8,11 @@ pidfd readable after a restart) is ignored, never taken for the current run's.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.config import ProcessSpec
 from proctui.core.life.outcome import EndKind, ExitStatus, Reason, Who
 from proctui.core.life.state import Escapee
 from proctui.core.view import Usage
+from proctui.records import dataclass
 
 # -- the operator's commands on a run ------------------------------------------------------
 

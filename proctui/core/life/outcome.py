@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from enum import Enum
+
+from proctui.records import dataclass
 
 
 class OutcomeKind(Enum):

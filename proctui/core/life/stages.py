@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from proctui.config.spec import RestartPolicy
+from proctui.records import dataclass
 
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0

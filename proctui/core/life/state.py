@@ -8,8 +8,6 @@ a tuple of views made from these values, so a reader never sees a process half-c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.config import ProcessSpec
 from proctui.core.life.outcome import ExitStatus, Outcome, Sent
 from proctui.core.life.stages import Life, Stage
@@ -17,6 +15,7 @@ from proctui.core.life.stop import Phase, Policy, StopState
 from proctui.core.store.leftovers import Verdict
 from proctui.core.store.pidfile import PidRecord
 from proctui.core.view import Usage
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)

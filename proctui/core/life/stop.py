@@ -13,7 +13,7 @@ carries the effects out and feeds back what happened. One place decides.
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 
 from proctui.config.spec import OnTimeout
@@ -40,6 +40,7 @@ from proctui.core.life.stop_events import (
     WaitFailed,
     WaitRequested,
 )
+from proctui.records import dataclass
 
 __all__ = [
     "EARLY",

@@ -3,9 +3,8 @@ the time it happened, and its effects. Plain frozen data, re-exported by ``stop`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proctui.core.life.outcome import EndKind, Reason, Who
+from proctui.records import dataclass
 
 # -- events -------------------------------------------------------------------------------
 

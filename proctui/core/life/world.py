@@ -7,11 +7,12 @@ events (its life and stop machines decide the rest)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 
 from proctui.core.life.outcome import Outcome
 from proctui.core.life.stages import Why
+from proctui.records import dataclass
 
 
 class Rung(Enum):

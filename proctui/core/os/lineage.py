@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Protocol
 
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import BETWEEN_EVERY, ProcStat, ProcTable
+from proctui.records import dataclass
 
 Key = tuple[int, int]  # (pid, start ticks): a process, not a reusable number
 

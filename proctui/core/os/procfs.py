@@ -10,7 +10,8 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from proctui.records import dataclass
 
 HAVE_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 DEAD = frozenset("ZXx")

@@ -16,10 +16,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.core.output.lines import Chunk
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     import asyncio

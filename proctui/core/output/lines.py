@@ -12,11 +12,12 @@ import itertools
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import IntEnum
 from itertools import islice, repeat
 
 from proctui.config import DEFAULT_MAX_LINE_LENGTH, DEFAULT_SCROLLBACK
+from proctui.records import dataclass
 
 
 class Stream(IntEnum):

@@ -21,7 +21,8 @@ import socket
 import struct
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from proctui.records import dataclass
 
 MAX_DATAGRAM = 4096  # bytes; systemd's own limit is of this order
 MAX_FIELDS = 64  # lines of one datagram

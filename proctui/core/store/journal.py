@@ -21,12 +21,12 @@ import stat
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from proctui.core.store.kinds import Kind
 from proctui.core.store.rundir import RunDir
+from proctui.records import dataclass
 
 NAME = "journal.jsonl"
 PREVIOUS = "journal.1.jsonl"

@@ -9,12 +9,13 @@ group G lives, G is still that group. The command line is only a hint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from proctui.core.os.oslayer import OSLayer
 from proctui.core.os.procfs import ProcStat
 from proctui.core.store.pidfile import PidRecord
+from proctui.records import dataclass
 
 
 class Proof(Enum):

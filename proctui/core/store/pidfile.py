@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
+
+from proctui.records import dataclass
 
 MAX_PID_FILE = 1 << 16
 

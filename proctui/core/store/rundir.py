@@ -16,12 +16,12 @@ import os
 import pwd
 import socket
 import stat
-from dataclasses import dataclass
 from hashlib import sha1
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 from proctui.core.store.pidfile import MAX_PID_FILE, PidRecord
+from proctui.records import dataclass
 
 PID_SUFFIX = ".pid"
 SUPERVISOR_LOG = "supervisor.log"  # a detached supervisor's own lines (proctui.daemon)

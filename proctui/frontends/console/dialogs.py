@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -37,6 +36,7 @@ from proctui.frontends.console.keys import (
 )
 from proctui.frontends.console.questions import question_key
 from proctui.frontends.words import started_words
+from proctui.records import dataclass
 
 ARMING = 0.5  # seconds during which a new dialog ignores keys
 

@@ -6,11 +6,11 @@ the hints, the dialog's labels and the README's key table are all drawn from her
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
+from proctui.records import dataclass
 
 if TYPE_CHECKING:
     from textual.binding import BindingType

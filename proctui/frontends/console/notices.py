@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.timer import Timer
 from textual.widget import Widget
 
 from proctui.core.view import ProcessView
+from proctui.records import dataclass
 
 TIMEOUT = 5.0  # seconds an answer stays, unless said otherwise (Textual's toasts' own)
 

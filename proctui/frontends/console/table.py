@@ -3,8 +3,6 @@ with a "+N more" line when some rows do not fit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
@@ -24,6 +22,7 @@ from proctui.frontends.console.render import (
     segments,
 )
 from proctui.frontends.words import countdown, duration, look, running_words
+from proctui.records import dataclass
 
 
 @dataclass(frozen=True, slots=True)
