@@ -37,7 +37,19 @@ def _discover() -> dict[str, type[Request[Any]]]:
     return table
 
 
-COMMANDS: dict[str, type[Request[Any]]] = _discover()
+COMMANDS: dict[str, type[Request[Any]]]
 # What a client may send over the control socket (the rest a frontend says only to its
 # own core: a notice of its own, its output that cannot be written).
-WIRE: dict[str, type[Request[Any]]] = {op: cls for op, cls in COMMANDS.items() if cls.wire_op}
+WIRE: dict[str, type[Request[Any]]]
+
+
+def __getattr__(name: str) -> Any:
+    """The table is made when first read, not when a command's module is imported: a
+    console imports the few requests its keys send before its first frame, and the
+    thirty modules of the table once its palette opens or a client connects."""
+    if name in ("COMMANDS", "WIRE"):
+        table = _discover()
+        globals().update(COMMANDS=table,
+                         WIRE={op: cls for op, cls in table.items() if cls.wire_op})
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
