@@ -1710,3 +1710,27 @@ def test_down_folds_its_words_to_the_terminal(installed, tmp_path):
     finally:
         subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
                        timeout=60)
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_a_process_that_never_started_says_why_in_its_row(installed, tmp_path, rows, columns):
+    """Issue 42: a dependent whose dependency failed to start said only "not started" in
+    the table, with the reason in its pane alone (and 50 empty columns beside it at 120).
+    Its row says why, from the STATE column on, as an outcome does."""
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.typo]\ncmd = "ngnix -g x"\n'
+        '[processes.dep]\ncmd = "sleep 100"\ndepends_on = ["typo"]\n')
+    screen = console(installed, tmp_path, rows=rows, columns=columns)
+    try:
+        screen.wait_text("failed to start")
+        screen.wait(lambda lines: any(line.startswith("2 ○ dep ") and
+                                      "not started: typo failed" in line for line in lines),
+                    what="dep's row saying why it never started")
+        row = next(line for line in screen.lines() if line.startswith("2 ○ dep "))
+        if columns >= 80:
+            assert row.split("not started: ", 1)[1].startswith(
+                "typo failed to start: [Errno 2] No such file"), screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 1
+    finally:
+        screen.close()
