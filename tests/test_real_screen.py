@@ -1734,3 +1734,48 @@ def test_a_process_that_never_started_says_why_in_its_row(installed, tmp_path, r
         assert screen.finish() == 1
     finally:
         screen.close()
+
+
+@pytest.mark.parametrize("how", ["run", "down"])
+def test_a_line_after_ctrl_c_is_not_pushed_past_the_edge_by_its_echo(installed, tmp_path,
+                                                                       how):
+    """A ctrl+c is echoed "^C" where proctui's next line begins: that line, folded to fit
+    beside its label, went two columns wider than the terminal, which cut it mid-word
+    under no label ("...kills what is sti" / "ll" at 80 columns, from run --headless;
+    "...abandons it" / ")" from down). It begins at the first column, over the echo."""
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    stub = "stub=trap '' TERM; echo up; while :; do sleep 0.2; done"
+    if how == "run":
+        argv = [proctui, "run", "--headless", "--run-dir", run_dir, "--stop-timeout", "30",
+                stub]
+    else:
+        subprocess.run([proctui, "up", "--run-dir", run_dir, "--stop-timeout", "30", stub],
+                       check=True, capture_output=True, timeout=60)
+        argv = [proctui, "down", "--run-dir", run_dir]
+    try:
+        screen = Screen(argv, tmp_path, 24, 80, controlling=True)
+        try:
+            if how == "run":
+                screen.wait_text("| up")
+                screen.press(b"\x03")
+                screen.wait_text("SIGTERM sent")
+            else:
+                screen.wait_text("stopping everything")
+            screen.press(b"\x03")
+            screen.wait_text("killed with SIGKILL by operator")
+            assert screen.finish(timeout=60) == 1
+            screen.pump()
+            rows = [line for line in screen.lines() if line.strip()]
+            # Each row begins with a label: none is the terminal's own fold of a line.
+            assert rows and all(row.startswith(("proctui | ", "stub    | ")) for row in rows), \
+                screen.text()
+            assert "killing what is still stopping" in screen.text()
+        finally:
+            screen.close()
+    finally:
+        if how == "down":
+            subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                           timeout=60)
