@@ -1779,3 +1779,27 @@ def test_a_line_after_ctrl_c_is_not_pushed_past_the_edge_by_its_echo(installed, 
         if how == "down":
             subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
                            timeout=60)
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_a_pane_header_at_a_decision_says_decide_once(installed, tmp_path, rows, columns):
+    """Issue 42's header said its state twice ("stopped  stopped after 8.0s"); at a
+    decision put off (Esc) it still did: "? stub  decide!  pid 25698  decide: K / e / a"
+    at 80 columns. The countdown's words say it; the mark ? stays."""
+    import re
+
+    screen = asking(installed, tmp_path, rows, columns)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")  # the question, armed
+        screen.press(b"\x1b")  # later: the pane's header shows again at 60x15
+        screen.wait(lambda lines: "kill now" not in "\n".join(lines), what="the question gone")
+        screen.wait(lambda lines: any(line.startswith(" ? stub") and
+                                      ("decide" in line or "decision" in line)
+                                      for line in lines), what="the header at the decision")
+        header = next(line for line in screen.lines() if line.startswith(" ? stub"))
+        assert len(re.findall(r"\bdecide\b", header)) <= 1, screen.text()
+        kill_and_quit(screen)
+    finally:
+        screen.close()
