@@ -16,9 +16,11 @@ class Screen:
     """``argv`` on a pty of ``rows`` x ``columns``, read through a VT emulator."""
 
     def __init__(self, argv: list[str], cwd: Path, rows: int, columns: int,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, controlling: bool = False) -> None:
+        """``controlling``: the pty is its controlling terminal (ctrl+c, pressed as
+        ``\x03``, is echoed as "^C" and sends SIGINT, as in the operator's terminal)."""
         self.rows, self.columns = rows, columns
-        self.pty = Pty(argv, cwd, size=(rows, columns), controlling=False, env=env)
+        self.pty = Pty(argv, cwd, size=(rows, columns), controlling=controlling, env=env)
         self.vt = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.vt)
         self._fed = 0

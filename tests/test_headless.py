@@ -239,6 +239,43 @@ def test_the_last_outcome_is_printed_before_the_summary_even_when_its_words_are_
     assert text.index("quick: exited") < text.index("summary:"), text
 
 
+@pytest.mark.parametrize("writer", [False, True], ids=["stream", "writer"])
+def test_the_line_a_ready_check_waits_for_is_printed_before_the_ready_words(
+        tmp_path, writer):
+    """Issue 42: ``db: ready after 1.0s (printed '…')`` came before db's own line. The
+    check sees the line as it is read, and once its words were queued at once, ahead
+    of the chunk that held the line. Now the chunk is queued in the same call that
+    shows it to the check, and the words only when the next snapshot is published
+    (``Engine.publish``, always a later turn of the core's loop). Both ways a line is
+    read: by the pipe's reader while the process runs (``slow``, its line in the
+    middle of a chunk), and after it exited (``quick``: read with the outcome, on
+    stderr); printed by the real Writer or by a plain stream."""
+    from proctui.config import ReadyCheck
+
+    slow = pyspec("slow", "import sys,time\nprint('booting', flush=True)\ntime.sleep(0.2)\n"
+                          "sys.stdout.write('a\\nslow: listening on 8080\\nb\\n')\n"
+                          "sys.stdout.flush()\ntime.sleep(0.3)\n",
+                  ready=ReadyCheck(log="listening on"))
+    quick = pyspec("quick", "import sys\nsys.stderr.write('warming\\nquick: ready now\\n')\n",
+                   ready=ReadyCheck(log="ready now"))
+    events = EventQueue()
+    sup = Supervisor([slow, quick], events=events, interactive=False)
+    path = tmp_path / "out"
+    with open(path, "w") as f:
+        out: io.StringIO | Writer = Writer(f.fileno()) if writer else io.StringIO()
+        runner = HeadlessRunner(sup, events, Printer(["slow", "quick"], out, colour=False),
+                                signals=False)
+        assert runner.run() == 0
+        text = path.read_text() if writer else out.getvalue()  # type: ignore[union-attr]
+    lines = text.splitlines()
+    for name, line in (("slow", "slow: listening on 8080"), ("quick", "quick: ready now")):
+        printed = lines.index(f"{name:7} | {line}")  # (padded as "proctui")
+        said = next(i for i, t in enumerate(lines)
+                    if t.startswith(f"proctui | {name}: ready after"))
+        assert printed < said, text
+        assert f"(printed {line!r})" in lines[said]
+
+
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -1710,3 +1710,96 @@ def test_down_folds_its_words_to_the_terminal(installed, tmp_path):
     finally:
         subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
                        timeout=60)
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_a_process_that_never_started_says_why_in_its_row(installed, tmp_path, rows, columns):
+    """Issue 42: a dependent whose dependency failed to start said only "not started" in
+    the table, with the reason in its pane alone (and 50 empty columns beside it at 120).
+    Its row says why, from the STATE column on, as an outcome does."""
+    (tmp_path / "proctui.toml").write_text(
+        '[processes.typo]\ncmd = "ngnix -g x"\n'
+        '[processes.dep]\ncmd = "sleep 100"\ndepends_on = ["typo"]\n')
+    screen = console(installed, tmp_path, rows=rows, columns=columns)
+    try:
+        screen.wait_text("failed to start")
+        screen.wait(lambda lines: any(line.startswith("2 ○ dep ") and
+                                      "not started: typo failed" in line for line in lines),
+                    what="dep's row saying why it never started")
+        row = next(line for line in screen.lines() if line.startswith("2 ○ dep "))
+        if columns >= 80:
+            assert row.split("not started: ", 1)[1].startswith(
+                "typo failed to start: [Errno 2] No such file"), screen.text()
+        screen.press(b"q")
+        assert screen.finish() == 1
+    finally:
+        screen.close()
+
+
+@pytest.mark.parametrize("how", ["run", "down"])
+def test_a_line_after_ctrl_c_is_not_pushed_past_the_edge_by_its_echo(installed, tmp_path,
+                                                                       how):
+    """A ctrl+c is echoed "^C" where proctui's next line begins: that line, folded to fit
+    beside its label, went two columns wider than the terminal, which cut it mid-word
+    under no label ("...kills what is sti" / "ll" at 80 columns, from run --headless;
+    "...abandons it" / ")" from down). It begins at the first column, over the echo."""
+    import subprocess
+
+    proctui = str(installed / "venv/bin/proctui")
+    run_dir = str(tmp_path / "run")
+    stub = "stub=trap '' TERM; echo up; while :; do sleep 0.2; done"
+    if how == "run":
+        argv = [proctui, "run", "--headless", "--run-dir", run_dir, "--stop-timeout", "30",
+                stub]
+    else:
+        subprocess.run([proctui, "up", "--run-dir", run_dir, "--stop-timeout", "30", stub],
+                       check=True, capture_output=True, timeout=60)
+        argv = [proctui, "down", "--run-dir", run_dir]
+    try:
+        screen = Screen(argv, tmp_path, 24, 80, controlling=True)
+        try:
+            if how == "run":
+                screen.wait_text("| up")
+                screen.press(b"\x03")
+                screen.wait_text("SIGTERM sent")
+            else:
+                screen.wait_text("stopping everything")
+            screen.press(b"\x03")
+            screen.wait_text("killed with SIGKILL by operator")
+            assert screen.finish(timeout=60) == 1
+            screen.pump()
+            rows = [line for line in screen.lines() if line.strip()]
+            # Each row begins with a label: none is the terminal's own fold of a line.
+            assert rows and all(row.startswith(("proctui | ", "stub    | ")) for row in rows), \
+                screen.text()
+            assert "killing what is still stopping" in screen.text()
+        finally:
+            screen.close()
+    finally:
+        if how == "down":
+            subprocess.run([proctui, "down", "--run-dir", run_dir], capture_output=True,
+                           timeout=60)
+
+
+@pytest.mark.parametrize(("rows", "columns"), SIZES, ids=[f"{c}x{r}" for r, c in SIZES])
+def test_a_pane_header_at_a_decision_says_decide_once(installed, tmp_path, rows, columns):
+    """Issue 42's header said its state twice ("stopped  stopped after 8.0s"); at a
+    decision put off (Esc) it still did: "? stub  decide!  pid 25698  decide: K / e / a"
+    at 80 columns. The countdown's words say it; the mark ? stays."""
+    import re
+
+    screen = asking(installed, tmp_path, rows, columns)
+    try:
+        screen.wait_text("running")
+        screen.press(b"s")
+        screen.wait_text("kill now")  # the question, armed
+        screen.press(b"\x1b")  # later: the pane's header shows again at 60x15
+        screen.wait(lambda lines: "kill now" not in "\n".join(lines), what="the question gone")
+        screen.wait(lambda lines: any(line.startswith(" ? stub") and
+                                      ("decide" in line or "decision" in line)
+                                      for line in lines), what="the header at the decision")
+        header = next(line for line in screen.lines() if line.startswith(" ? stub"))
+        assert len(re.findall(r"\bdecide\b", header)) <= 1, screen.text()
+        kill_and_quit(screen)
+    finally:
+        screen.close()

@@ -242,6 +242,7 @@ class Down:
     def interrupt(self) -> None:
         """A ctrl+c (from the handler, or passed on by whoever took it)."""
         self.interrupts += 1
+        self.printer.interrupted()  # (its "^C" stands where the next line begins)
         self.news.set()
 
     def _print_new(self) -> None:

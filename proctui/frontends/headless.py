@@ -217,6 +217,8 @@ class HeadlessRunner:
         # running, exit 3) is the core's: decided in order with everything else it takes,
         # at whatever moment of a start of thousands the signal comes.
         name = signal.Signals(signum).name
+        if signum == signal.SIGINT:
+            self.printer.interrupted()  # (a ctrl+c's "^C" where the next line begins)
         snap = self.sup.snapshot()
         if self._finishing or (snap.all_ended and snap.launched and (
                 not self.linger or snap.shutting_down)):

@@ -96,6 +96,15 @@ class Printer:
         self._index = {name: i for i, name in enumerate(names)}
         if isinstance(out, Writer):
             out.note_prefix = self.prefix(None)
+        self._terminal = _isatty(out)
+        self._echoed = False  # a "^C" stands where the next line begins (interrupted)
+
+    def interrupted(self) -> None:
+        """ctrl+c was typed: a terminal echoes "^C" where the next line begins, and that
+        line, folded to fit the terminal beside its label, was then two columns too wide
+        ("...kills what is sti" / "ll"). It begins at the first column again, over the
+        "^C". (From a signal handler: a flag, no lock.)"""
+        self._echoed = self._terminal
 
     @property
     def broken(self) -> str | None:
@@ -122,6 +131,9 @@ class Printer:
         if not lines:
             return
         p = self.prefix(name)
+        back = ""
+        if self._echoed:
+            self._echoed, back = False, "\r"
         if isinstance(lines, Chunk):
             chunk = lines
         else:  # a newline inside one of them starts a line of its own, with its prefix
@@ -137,15 +149,15 @@ class Printer:
                 # the prefix, and their encoding were five copies of a 256 KiB read.
                 bp = self._bprefix.get(p) or self._bprefix.setdefault(
                     p, p.encode("utf-8", "replace"))
-                self.out.write_pieces((bp, data.replace(b"\n", b"\n" + bp), b"\n"),
-                                      chunk.count)
+                self.out.write_pieces((back.encode(), bp, data.replace(b"\n", b"\n" + bp),
+                                       b"\n"), chunk.count)
                 return
         if needs_cleaning(chunk.text, self.colour):
             colour = self.colour
             text = p + f"\n{p}".join(clean(line, colour) for line in chunk.lines) + "\n"
         else:
             text = p + chunk.text.replace("\n", f"\n{p}") + "\n"
-        self.write(text, chunk.count)
+        self.write(back + text, chunk.count)
 
     def say(self, text: str, name: str | None = None, fold: bool = True) -> None:
         """A line of proctui's own, about process ``name`` (or about itself): on a
@@ -252,6 +264,14 @@ def _wrapper() -> type[textwrap.TextWrapper]:
             reversed_chunks[-1] = chunk[end:]
 
     return Wrapper
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        fd = stream.fd if isinstance(stream, Writer) else stream.fileno()  # type: ignore[attr-defined]
+        return os.isatty(fd)
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def terminal_columns(stream: object) -> int | None:

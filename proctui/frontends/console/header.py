@@ -59,8 +59,11 @@ class PaneHeader(Widget):
             note = note.split(" · ")[0]
         room -= len(note) + 1 if note else 0
         label = f"  {lk.label}"
-        if min(wanted, need + 9) > room - len(label) or words.startswith(lk.label):
-            label = ""  # (no room; or the words say it: "stopped  stopped after 8.0s")
+        if min(wanted, need + 9) > room - len(label) or words.startswith(lk.label) or \
+                view.phase is Phase.DECIDING:
+            # (No room; or the words say it: "stopped  stopped after 8.0s", and a
+            # decision's countdown, "decide!  pid 25698  decide: K / e / a".)
+            label = ""
         text.append(label, style=lk.style)
         room -= len(label)
         pid = f"  pid {view.pid}" if view.pid else ""

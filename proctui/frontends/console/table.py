@@ -135,7 +135,7 @@ class ProcessTable(Widget):
         text.append(name_cells(view.name, name_w) + " ", style="bold")
         if wide:
             text.append(f"{view.pid or '-':>7} ")
-        outcome = view.outcome.text if view.phase is Phase.ENDED and view.outcome else ""
+        outcome = _ended_words(view)
         # An ended process's outcome begins with its state ("stopped after 7.0s: ..."):
         # it starts in the STATE column, and has no CPU or memory to show either, so it
         # takes their room too (at 60 and 80 columns its exit code was cut off).
@@ -166,12 +166,12 @@ class ProcessTable(Widget):
             words = f"waiting for {', '.join(view.waiting_for)}"
         elif view.phase is Phase.HELD:
             words = f"held: {view.held}"
-        elif view.phase is Phase.ENDED and view.outcome is not None:
+        elif _ended_words(view):
             ago = f" ({duration(now - view.ended_at)} ago)" if view.ended_at else ""
             again = f" · ↻ {view.restarts}" if view.restarts else ""
             # The outcome is the news; when, and how often it restarted, only where the
             # room allows it.
-            words = view.outcome.text
+            words = _ended_words(view)
             for extra in (again, ago):
                 words += extra if len(words + extra) <= room else ""
         else:
@@ -181,3 +181,14 @@ class ProcessTable(Widget):
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
         return Strip(segments(text, self.app.console)).crop_extend(0, width, None) \
             .apply_style(style)
+
+
+def _ended_words(view: ProcessView) -> str:
+    """What an ended process's row says from its STATE column on: its outcome, or why it
+    never started ("not started" alone, beside 50 empty columns, left the operator to
+    find the reason in its pane)."""
+    if view.phase is not Phase.ENDED:
+        return ""
+    if view.outcome is not None:
+        return view.outcome.text
+    return f"not started: {view.not_started}" if view.not_started else ""
