@@ -293,3 +293,14 @@ def test_a_wait_with_no_end_in_sight_says_what_ends_it():
         "still stopping after 12s: waiting without a deadline (ctrl+c kills it)"
     assert still_stopping(waiting, 112.0) == \
         "still stopping after 12s: waiting without a deadline"
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (9.94, "9.9s"), (9.96, "10s"), (10.0, "10s"), (119.4, "119s"), (119.6, "2m00s"),
+    (120.0, "2m00s"), (0.04, "0.0s"), (-1.0, "0.0s")])
+def test_a_duration_takes_the_form_of_the_figure_it_shows(value, said):
+    """9.96 s was "10.0s" beside another process's "10s" (a quit panel's two rows, sent a
+    moment apart, read as different ages); 119.6 was "120s" where 120 reads "2m00s"."""
+    from proctui.core.life.outcome import seconds
+
+    assert seconds(value) == said

@@ -338,9 +338,11 @@ def seconds(value: float) -> str:
     deadline read 'decision in 16666m38s')."""
     if value < 0:
         value = 0.0
-    if value < 10:
+    # Each form chosen by the figure it shows: 9.96 is "10s", never "10.0s" beside
+    # another process's "10s" (and 119.6 "2m00s", not "120s").
+    if round(value, 1) < 10:
         return f"{value:.1f}s"
-    if value < 120:
+    if round(value) < 120:
         return f"{round(value)}s"
     minutes, secs = divmod(round(value), 60)
     if minutes < 60:
