@@ -293,3 +293,15 @@ def test_a_wait_with_no_end_in_sight_says_what_ends_it():
         "still stopping after 12s: waiting without a deadline (ctrl+c kills it)"
     assert still_stopping(waiting, 112.0) == \
         "still stopping after 12s: waiting without a deadline"
+
+
+@pytest.mark.parametrize("value", [0, 0.3, 1, 9.99, 10, 12.5, 59.9, 60, 61, 3599.5, 3600,
+                                   86399, 86400, 90000.25])
+def test_an_age_is_drawn_again_only_when_its_words_change(value):
+    """The fleet looks at a row when its age next reads otherwise, not every second."""
+    from proctui.frontends.words import duration, duration_changes
+
+    after = duration_changes(value)
+    assert after > 0
+    assert duration(value + after - 0.001) == duration(value)
+    assert duration(value + after) != duration(value)
