@@ -31,7 +31,8 @@ def snap(*views: ProcessView, **kw: object) -> CoreSnapshot:
 
 def test_a_row_counts_a_box_and_says_the_worst_it_has_to_say():
     failed = Outcome(OutcomeKind.EXITED, "exited: exit code 3", ExitStatus(code=3))
-    s = snap(view("web", Phase.RUNNING, ready_at=1.0), view("worker", Phase.RUNNING),
+    s = snap(view("web", Phase.RUNNING, ready_at=1.0, ready_check="log"),
+             view("worker", Phase.RUNNING, ready_check="tcp"),
              view("db", Phase.STOPPING), view("flaky", Phase.ENDED, outcome=failed),
              link=Link(started=400.0))
     r = row_of("boxa", s, now=10.0, wall=1000.0, link=LinkState.UP, link_words="up 3s")
@@ -59,6 +60,27 @@ def test_a_decision_is_on_top_with_its_countdown_and_a_lost_box_after_it():
     assert never.worst == "ssh: connect refused"
     got = [r.box for r in ordered([fine, never, lost, asks, asks_long])]
     assert got == ["boxb", "boxe", "boxd", "boxc", "boxa"]
+
+
+def test_a_crash_loop_is_trouble_on_its_row_while_it_waits_and_while_it_runs_again():
+    """demo --fleet's edge-3 (a crash loop) read "all well"; and its ready processes with
+    no ready check were not counted ready (is-ready counts them)."""
+    crashed = Outcome(OutcomeKind.EXITED, "exited: exit code 3", ExitStatus(code=3))
+    waits = view("crash-loop", Phase.BACKOFF, outcome=crashed, restarts=4, worst=1)
+    again = view("crash-loop", Phase.RUNNING, restarts=5, worst=1)
+    calm = view("web", Phase.RUNNING)
+    r = row_of("edge-3", snap(waits, calm), 10.0, 0.0, LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == ("crash-loop: exited: exit code 3; restarting (restarts: 4)", 3)
+    r = row_of("edge-3", snap(again, calm), 10.0, 0.0, LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == (
+        "crash-loop: running again after a failed run (restarts: 5)", 3)
+    assert (r.running, r.ready) == (2, 2)
+    # Restarted by the operator, never failed: all well.
+    r = row_of("edge-1", snap(view("web", Phase.RUNNING, restarts=2)), 10.0, 0.0,
+               LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == ("all well", 6)
+    checked = view("db", Phase.RUNNING, ready_check="notify")
+    assert row_of("edge-1", snap(checked), 10.0, 0.0, LinkState.UP, "up 1m").ready == 0
 
 
 def test_abandoned_and_ended_say_so_without_outranking_trouble():
@@ -269,3 +291,35 @@ def test_the_fleet_console_drills_in_decides_comes_back_and_sees_a_box_end(tmp_p
     finally:
         for d in made.values():
             d.kill()
+
+
+@pytest.mark.slow
+def test_demo_fleet_puts_its_crash_loop_on_its_row_and_stops_its_boxes_on_leaving(
+        tmp_path, child_reaper):
+    """Tried as a user: demo --fleet's edge-3 (a crash loop) read "all well", and edge-1
+    showed 4 running, 1 ready (its three running processes without a ready check were
+    not counted ready). Leaving stops the three boxes, with one summary."""
+    from tests.screen import Screen
+
+    def row(name: str, lines: list[str]) -> str:
+        return next((line for line in lines if f" {name} " in line), "")
+
+    def counts(line: str) -> tuple[int, ...]:
+        found = re.search(r"(\d+) +(\d+) +(\d+) +(\d+) +(\d+) ", line)
+        return tuple(int(n) for n in found.groups()) if found else ()
+
+    screen = Screen([PY, "-m", "proctui", "demo", "--fleet"], tmp_path, 30, 120)
+    try:
+        screen.wait(lambda lines: "3 boxes · 3 up" in "\n".join(lines), timeout=90,
+                    what="the demo's three boxes up")
+        screen.wait(lambda lines: "crash-loop: " in row("edge-3", lines), timeout=30,
+                    what="edge-3's crash loop on its row")
+        screen.wait(lambda lines: counts(row("edge-1", lines))[:2] == (4, 4), timeout=30,
+                    what="edge-1's four processes running and ready")
+        screen.press(b"q")
+        assert screen.finish(90) == 0
+        said = screen.pty.screen.decode(errors="replace")
+        assert "proctui | summary:" in said
+        assert re.search(r"edge-3 +crash-loop +exited: exit code 3", said), said[-2000:]
+    finally:
+        screen.close()

@@ -132,6 +132,18 @@ def _failed(view: ProcessView) -> bool:
         o.kind not in (OutcomeKind.ABANDONED, OutcomeKind.HELD)
 
 
+def _restarting(view: ProcessView) -> str:
+    """What a process restarted after a failed run says (a crash loop), else "": waiting
+    to start again, or running again with a failure among its runs (it stays said while
+    it runs, so that a crash loop does not come and go from the row every few seconds)."""
+    n = view.restarts
+    if view.phase is Phase.BACKOFF and view.outcome is not None and not view.outcome.clean:
+        return f"{view.name}: {view.outcome.text}; restarting (restarts: {n})"
+    if view.phase is Phase.RUNNING and n and view.worst:
+        return f"{view.name}: running again after a failed run (restarts: {n})"
+    return ""
+
+
 def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
            link: LinkState, link_words: str, why: str = "",
            due: float | None = None) -> FleetRow:
@@ -142,9 +154,12 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
     soon = Due(now, due)
     views = snap.views
     running = sum(1 for v in views if v.phase is Phase.RUNNING)
-    ready = sum(1 for v in views if v.phase is Phase.RUNNING and v.ready_at is not None)
+    # Ready as is-ready says it: it said so, or it runs and has no ready check.
+    ready = sum(1 for v in views if v.phase is Phase.RUNNING and
+                (v.ready_at is not None or not v.ready_check))
     stopping = sum(1 for v in views if v.phase.stopping)
     failed = [v for v in views if _failed(v)]
+    restarting = [words for v in views if (words := _restarting(v))]
     abandoned = sum(1 for v in views if v.phase is Phase.ENDED and v.outcome is not None
                     and v.outcome.kind in (OutcomeKind.ABANDONED, OutcomeKind.HELD))
     decisions = tuple(Decision(v.name, _decision_words(v, now, soon), v.decision_since)
@@ -169,6 +184,8 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
         v = failed[0]
         text = v.not_started or (v.outcome.text if v.outcome is not None else "failed")
         worst, rank = f"{v.name}: {text}", 3
+    elif restarting:
+        worst, rank = restarting[0], 3
     elif snap.troubles:
         worst, rank = snap.troubles[0], 3
     elif abandoned:
