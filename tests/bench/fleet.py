@@ -8,7 +8,8 @@ ten seconds there), and the --seconds after it (ages move once a minute).
 With --ssh, each box is reached over a real sshd on 127.0.0.1 (tests/sshd.py starts it,
 one server for every box), as ``ssh = "box"`` in the fleet file: then also the ssh
 clients the console owns (one a box) and the stdio helpers on the box's side (one a
-box), their RSS together and their CPU after the first minute.
+box), their RSS together (and PSS: shared pages divided among those that share them) and
+their CPU after the first minute.
 
     python tests/bench/fleet.py [--counts 1,5,10,20] [--seconds 60] [--ssh]
 
@@ -39,6 +40,16 @@ def rss_mb(pid: int) -> float:
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pss_mb(pid: int) -> float:
+    """What the process's memory costs the machine, its shared pages divided among those
+    that share them (ssh clients share their libraries: their RSS counts them each)."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -150,6 +161,8 @@ def one(proctui: list[str], count: int, seconds: float, ssh: bool) -> dict[str, 
                     r["ssh_n"], r["helpers_n"] = len(clients), len(helping)
                     r["ssh_rss_mb"] = sum(rss_mb(p) for p in clients)
                     r["helpers_rss_mb"] = sum(rss_mb(p) for p in helping)
+                    r["ssh_pss_mb"] = sum(pss_mb(p) for p in clients)
+                    r["helpers_pss_mb"] = sum(pss_mb(p) for p in helping)
                     before, at = cpu_seconds(pid), time.monotonic()
                     side = cpu_of(clients), cpu_of(helping)
                     time.sleep(seconds)
@@ -182,7 +195,7 @@ def main() -> int:
     head = (f"{'boxes':>6} {'RSS':>9} {'RSS/box':>9} {'CPU 1st min':>12} {'CPU after':>10} "
             f"{'after/box':>10}")
     if args.ssh:
-        head += f" {'ssh: n RSS CPU':>22} {'helpers: n RSS CPU':>24}"
+        head += f" {'ssh: n RSS (PSS) CPU':>30} {'helpers: n RSS (PSS) CPU':>32}"
     print(head)
     first: dict[str, float] | None = None
     for count in (int(c) for c in args.counts.split(",")):
@@ -193,8 +206,9 @@ def main() -> int:
         line = (f"{count:>6} {r['rss_mb']:>7.1f}MB {extra:>7.2f}MB {r['first_pct']:>11.2f}% "
                 f"{r['after_pct']:>9.2f}% {r['after_pct'] / count:>9.3f}%")
         if args.ssh:
-            line += (f" {r['ssh_n']:>3.0f} {r['ssh_rss_mb']:>7.1f}MB {r['ssh_pct']:>6.2f}%"
-                     f" {r['helpers_n']:>5.0f} {r['helpers_rss_mb']:>7.1f}MB "
+            line += (f" {r['ssh_n']:>3.0f} {r['ssh_rss_mb']:>7.1f}MB ({r['ssh_pss_mb']:.1f}MB)"
+                     f" {r['ssh_pct']:>6.2f}% {r['helpers_n']:>5.0f} "
+                     f"{r['helpers_rss_mb']:>7.1f}MB ({r['helpers_pss_mb']:.1f}MB) "
                      f"{r['helpers_pct']:>6.2f}%")
         print(line, flush=True)
     return 0
