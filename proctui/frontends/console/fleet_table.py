@@ -27,7 +27,8 @@ BOX_MOST = 24  # the widest a box's name is shown (cut in its middle past that)
 COUNTS = ("RUN", "READY", "STOP", "FAIL", "ABAND")
 COUNTS_ONE = "RUN/RDY/STOP/FAIL/ABAND"  # below WIDE columns: the counts as one column
 WIDE = 100  # columns from which each count has a column of its own
-AGE_FROM = 70  # columns from which the supervisor's age has its column
+LINK_LEAST = 16  # cells the link's words keep when what the box needs takes the rest
+AGE_FROM = 90  # columns from which the supervisor's age has its column
 RANK_STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
 LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
               LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
@@ -79,8 +80,8 @@ def _counts(row: FleetRow, wide: bool) -> tuple[str, ...]:
 def columns(rows: tuple[FleetRow, ...], width: int) -> Columns:
     """The columns for ``rows`` at ``width``: the box's name as wide as the widest (up to
     BOX_MOST), the age and the counts as wide as they need, and what is left shared by
-    the link's words (two fifths) and what the box needs (the rest), the one taking what
-    the other spares."""
+    the link's words (two fifths, when both fit whole) and what the box needs (the rest;
+    when both do not fit, it comes first and the link's words fold)."""
     wide = width >= WIDE
     box = min(BOX_MOST, max([3, *(cell_len(r.box) for r in rows)]))
     age = max([len("SUPERVISOR"), *(cell_len(r.age or "-") for r in rows)]) \
@@ -93,11 +94,10 @@ def columns(rows: tuple[FleetRow, ...], width: int) -> Columns:
     room = max(8, width - fixed)
     link_need = max([4, *(cell_len(r.link_words) for r in rows)])
     needs_need = max([len("NEEDS YOU"), *(_needs_cells(r) for r in rows)])
-    link = room * 2 // 5  # (its share whatever it says now: columns that stay put)
-    if link_need > link:  # longer: what the box needs may spare some of its room
-        link = min(link_need, max(link, room - needs_need))
-    elif needs_need > room - link:  # what the box needs may take what the link spares
-        link = max(link_need, room - needs_need)
+    if link_need + needs_need <= room:  # both whole: the link's share, as far as it can
+        link = min(max(room * 2 // 5, link_need), room - needs_need)  # (columns that stay
+    else:  # put while ages move); else what the box needs first, the link folded
+        link = max(min(link_need, LINK_LEAST, room // 3), room - needs_need)
     link = max(4, link)
     return Columns(width, box, link, age, counts, max(4, room - link))
 
