@@ -60,14 +60,18 @@ def _keygen(path: Path) -> None:
                    timeout=30, stdin=subprocess.DEVNULL)
 
 
-# Module scope, not session: the in-process tests make pytest a child subreaper, and a
-# supervisor built in pytest counts every other child of pytest as a stray (sshd too).
-@pytest.fixture(scope="module", name="sshd")
-def sshd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+class Unavailable(Exception):
+    """No sshd can be started here; ``str()`` says why."""
+
+
+@contextlib.contextmanager
+def serving(where: Path) -> Iterator[Sshd]:
+    """An sshd on 127.0.0.1 with its keys and configs in ``where`` (a directory of its
+    own), until the block ends; Unavailable when it cannot start (tests skip, the bench
+    says so)."""
     if SSHD is None or SSH is None or KEYGEN is None:
-        pytest.skip("needs OpenSSH's sshd, ssh and ssh-keygen (Debian: openssh-server, "
-                    "openssh-client; .ci/run installs them)")
-    where = tmp_path_factory.mktemp("sshd")
+        raise Unavailable("needs OpenSSH's sshd, ssh and ssh-keygen (Debian: openssh-server, "
+                          "openssh-client; .ci/run installs them)")
     _keygen(where / "host_key")
     _keygen(where / "user_key")
     (where / "authorized_keys").write_text((where / "user_key.pub").read_text())
@@ -85,6 +89,7 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 X11Forwarding no
 PrintMotd no
+MaxStartups 100
 """)
     if os.getuid() == 0:
         os.makedirs("/run/sshd", 0o755, exist_ok=True)  # its privilege separation dir
@@ -112,7 +117,7 @@ PrintMotd no
         deadline = time.monotonic() + 20
         while True:
             if server.poll() is not None:
-                pytest.skip(f"sshd did not start: {log.read_text()[-500:]}")
+                raise Unavailable(f"sshd did not start: {log.read_text()[-500:]}")
             with contextlib.suppress(OSError), socket.create_connection(
                     ("127.0.0.1", port), timeout=1):
                 break
@@ -127,6 +132,17 @@ PrintMotd no
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(10)
+
+
+# Module scope, not session: the in-process tests make pytest a child subreaper, and a
+# supervisor built in pytest counts every other child of pytest as a stray (sshd too).
+@pytest.fixture(scope="module", name="sshd")
+def sshd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    try:
+        with serving(tmp_path_factory.mktemp("sshd")) as server:
+            yield server
+    except Unavailable as e:
+        pytest.skip(str(e))
 
 
 class SecondSshd:

@@ -16,7 +16,7 @@ from proctui.core.life.outcome import ExitStatus, Outcome, OutcomeKind
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.snapshot import CoreSnapshot, Link
 from proctui.core.view import ProcessView
-from proctui.frontends.fleet import LinkState, ordered, row_of
+from proctui.frontends.fleet import FleetRow, LinkState, ordered, row_of
 from tests.conftest import PY
 from tests.test_detach import Detached, write_config
 
@@ -31,7 +31,8 @@ def snap(*views: ProcessView, **kw: object) -> CoreSnapshot:
 
 def test_a_row_counts_a_box_and_says_the_worst_it_has_to_say():
     failed = Outcome(OutcomeKind.EXITED, "exited: exit code 3", ExitStatus(code=3))
-    s = snap(view("web", Phase.RUNNING, ready_at=1.0), view("worker", Phase.RUNNING),
+    s = snap(view("web", Phase.RUNNING, ready_at=1.0, ready_check="log"),
+             view("worker", Phase.RUNNING, ready_check="tcp"),
              view("db", Phase.STOPPING), view("flaky", Phase.ENDED, outcome=failed),
              link=Link(started=400.0))
     r = row_of("boxa", s, now=10.0, wall=1000.0, link=LinkState.UP, link_words="up 3s")
@@ -61,12 +62,166 @@ def test_a_decision_is_on_top_with_its_countdown_and_a_lost_box_after_it():
     assert got == ["boxb", "boxe", "boxd", "boxc", "boxa"]
 
 
+def test_a_crash_loop_is_trouble_on_its_row_while_it_waits_and_while_it_runs_again():
+    """demo --fleet's edge-3 (a crash loop) read "all well"; and its ready processes with
+    no ready check were not counted ready (is-ready counts them)."""
+    crashed = Outcome(OutcomeKind.EXITED, "exited: exit code 3", ExitStatus(code=3))
+    waits = view("crash-loop", Phase.BACKOFF, outcome=crashed, restarts=4, worst=1)
+    again = view("crash-loop", Phase.RUNNING, restarts=5, worst=1)
+    calm = view("web", Phase.RUNNING)
+    r = row_of("edge-3", snap(waits, calm), 10.0, 0.0, LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == ("crash-loop: exited: exit code 3; restarting (restarts: 4)", 3)
+    r = row_of("edge-3", snap(again, calm), 10.0, 0.0, LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == (
+        "crash-loop: running again after a failed run (restarts: 5)", 3)
+    assert (r.running, r.ready) == (2, 2)
+    # Restarted by the operator, never failed: all well.
+    r = row_of("edge-1", snap(view("web", Phase.RUNNING, restarts=2)), 10.0, 0.0,
+               LinkState.UP, "up 1m")
+    assert (r.worst, r.rank) == ("all well", 6)
+    checked = view("db", Phase.RUNNING, ready_check="notify")
+    assert row_of("edge-1", snap(checked), 10.0, 0.0, LinkState.UP, "up 1m").ready == 0
+
+
 def test_abandoned_and_ended_say_so_without_outranking_trouble():
     gone = Outcome(OutcomeKind.ABANDONED, "abandoned: pid 4121 left running",
                    ExitStatus(known=False))
     r = row_of("boxa", snap(view("x", Phase.ENDED, outcome=gone)), 1.0, 0.0, LinkState.UP, "up")
     assert (r.abandoned, r.failed, r.rank) == (1, 0, 4)
     assert r.worst == "1 abandoned, left running"
+
+
+def test_a_row_says_when_its_words_next_change_with_the_clock():
+    """The fleet looks again when a word of a row would read otherwise (an age, a
+    countdown), not every second."""
+    deciding = view("db", Phase.DECIDING, deadline=22.25, decision_since=5.0,
+                    deadline_action=DeadlineAction.KILL)
+    asks = row_of("boxb", snap(deciding, link=Link(started=400.0)), now=10.0, wall=1000.0,
+                  link=LinkState.UP, link_words="up 1m")
+    assert asks.worst == "db waits for your decision: SIGKILL in 13s"
+    assert asks.due == pytest.approx(10.25)  # then "12s"
+    idle = row_of("boxa", snap(view("web", Phase.RUNNING), link=Link(started=400.0)),
+                  now=10.0, wall=1005.0, link=LinkState.UP, link_words="up 1m", due=50.0)
+    assert idle.age == "up 10m" and idle.due == pytest.approx(50.0)  # the link's, sooner
+    idle = row_of("boxa", snap(view("web", Phase.RUNNING), link=Link(started=400.0)),
+                  now=10.0, wall=1005.0, link=LinkState.UP, link_words="up 1m")
+    assert idle.due == pytest.approx(65.0 + 6.0)  # 11m at 660 s of age, up to 6 s late
+    assert idle == row_of("boxa", snap(view("web", Phase.RUNNING), link=Link(started=400.0)),
+                          now=11.0, wall=1006.0, link=LinkState.UP, link_words="up 1m")
+
+
+@pytest.mark.parametrize(("value", "words", "changes"), [
+    (12.25, "13s", 0.25), (12.0, "12s", 1.0), (0.5, "1s", 0.5), (0.0, "0s", None),
+    (-3.0, "0s", None), (125.5, "2m06s", 0.5)])
+def test_a_fleet_countdown_is_in_whole_seconds(value, words, changes):
+    from proctui.frontends.fleet import left, left_changes
+
+    assert left(value) == words
+    assert left_changes(value) == (pytest.approx(changes) if changes is not None else None)
+
+
+def _rows(link_words: str = "up 4s", worst: str = "all well") -> tuple[FleetRow, ...]:
+    return tuple(FleetRow(f"box{i}", LinkState.UP, link_words, "up 3m", 3, 0, 0, 0, 0, (),
+                          worst, rank=6) for i in range(3))
+
+
+def test_the_fleet_s_columns_stay_put_while_the_ages_move():
+    """A link's age that goes from 9s to 10s must not move every column (every box's
+    line would be drawn again)."""
+    from proctui.frontends.console.fleet_table import columns
+
+    for width in (60, 80, 120, 200):
+        assert columns(_rows("up 4s"), width) == columns(_rows("up 10s"), width) == \
+            columns(_rows("up 3h05m"), width)
+
+
+def test_a_long_reason_is_folded_on_the_box_s_lines_never_cut():
+    from rich.console import Console
+
+    from proctui.frontends.console.fleet_table import columns, header, row_lines
+
+    why = ("ssh: connect to host greenhouse.example.org port 22: Connection refused "
+           "(and then some more words to read)")
+    rows = (*_rows(), FleetRow("greenhouse", LinkState.UNREACHABLE,
+                               "unreachable · 3 tries, next try in 8s", worst=why, rank=1))
+    console = Console(width=80)
+    for width in (60, 80, 120):
+        cols = columns(rows, width)
+        lines = row_lines(rows[-1], True, cols, console)
+        assert len(lines) > 1
+        assert all(line.cell_len <= width for line in [header(cols), *lines])
+        said = " ".join(line.plain[-cols.needs:].strip() for line in lines)
+        assert "".join(why.split()) in "".join(said.split())  # (a long word folded)
+        assert lines[0].plain.startswith("▸  greenhouse")
+
+
+class StillCore:
+    """A box's core that says what it is told: its snapshot, changed by the test, which
+    rings its bell as a box's link does on news."""
+
+    def __init__(self, snapshot: CoreSnapshot) -> None:
+        from proctui.core.output.reader import OutputReader
+
+        self.snap, self.seq = snapshot, 0
+        self.output = OutputReader({}, lambda: self.seq)
+
+    def snapshot(self) -> CoreSnapshot:
+        return self.snap
+
+    def change(self, snapshot: CoreSnapshot) -> None:
+        self.snap, self.seq = snapshot, self.seq + 1
+        self.output.bell.ring()
+
+    def close(self) -> None:
+        pass
+
+
+async def test_an_idle_fleet_looks_only_when_a_word_is_due_and_a_box_s_news_wakes_it():
+    """Nothing wakes an idle fleet but the next age to change; a box's news is looked at
+    at once, and only that box's line is drawn again."""
+    import time
+
+    from proctui.frontends.console.fleet import LOOK_GAP, FleetApp
+    from proctui.frontends.console.fleet_table import FleetTable
+    from proctui.frontends.fleet import Fleet, FleetBox
+
+    now, wall = time.monotonic(), time.time()
+    running = snap(view("web", Phase.RUNNING), link=Link(started=wall - 3 * 3600 - 5))
+    cores = [StillCore(running) for _ in range(4)]
+    boxes = [FleetBox(f"box{i}", dial=lambda: None) for i in range(4)]  # type: ignore[arg-type,return-value]
+    fleet = Fleet(boxes)
+    looks: list[float] = []
+    real_rows = fleet.rows
+
+    def counted() -> list[FleetRow]:
+        looks.append(time.monotonic())
+        return real_rows()
+
+    fleet.rows = counted  # type: ignore[method-assign]
+    app = FleetApp(fleet)
+    for box, core in zip(boxes, cores, strict=True):
+        fleet.linked(box, core)  # type: ignore[arg-type]
+        box.linked_at = now - 2 * 3600 - 5  # "up 2h00m", the next word 55 s away
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.table.query_one(FleetTable)
+        await pilot.pause(0.5)  # (the first looks: mounted, shown, the links made)
+        looks.clear()
+        await pilot.pause(1.5)
+        assert looks == []  # (it looked every second)
+        before = list(table._shown)
+        assert "box2" in before[3].text and "all well" in before[3].text
+        deciding = view("web", Phase.DECIDING, decision_since=now,
+                        deadline_action=DeadlineAction.KILL)
+        changed_at = time.monotonic()
+        cores[2].change(snap(deciding, link=Link(started=wall - 3 * 3600 - 5)))
+        while "waits for your decision" not in table._shown[1].text:
+            assert time.monotonic() - changed_at < LOOK_GAP + 2, table._shown[1].text
+            await pilot.pause(0.02)
+        shown = table._shown
+        assert "box2" in shown[1].text  # on top: it needs the operator
+        # box0 and box1 moved one line down; box3 stayed where it was, drawn as it was.
+        assert shown[4] is before[4] and shown[0] is before[0]
+        assert "box2: web waits for your decision" in app.table.note
 
 
 def _fleet_file(tmp: Path, boxes: dict[str, Path]) -> Path:
@@ -136,3 +291,35 @@ def test_the_fleet_console_drills_in_decides_comes_back_and_sees_a_box_end(tmp_p
     finally:
         for d in made.values():
             d.kill()
+
+
+@pytest.mark.slow
+def test_demo_fleet_puts_its_crash_loop_on_its_row_and_stops_its_boxes_on_leaving(
+        tmp_path, child_reaper):
+    """Tried as a user: demo --fleet's edge-3 (a crash loop) read "all well", and edge-1
+    showed 4 running, 1 ready (its three running processes without a ready check were
+    not counted ready). Leaving stops the three boxes, with one summary."""
+    from tests.screen import Screen
+
+    def row(name: str, lines: list[str]) -> str:
+        return next((line for line in lines if f" {name} " in line), "")
+
+    def counts(line: str) -> tuple[int, ...]:
+        found = re.search(r"(\d+) +(\d+) +(\d+) +(\d+) +(\d+) ", line)
+        return tuple(int(n) for n in found.groups()) if found else ()
+
+    screen = Screen([PY, "-m", "proctui", "demo", "--fleet"], tmp_path, 30, 120)
+    try:
+        screen.wait(lambda lines: "3 boxes · 3 up" in "\n".join(lines), timeout=90,
+                    what="the demo's three boxes up")
+        screen.wait(lambda lines: "crash-loop: " in row("edge-3", lines), timeout=30,
+                    what="edge-3's crash loop on its row")
+        screen.wait(lambda lines: counts(row("edge-1", lines))[:2] == (4, 4), timeout=30,
+                    what="edge-1's four processes running and ready")
+        screen.press(b"q")
+        assert screen.finish(90) == 0
+        said = screen.pty.screen.decode(errors="replace")
+        assert "proctui | summary:" in said
+        assert re.search(r"edge-3 +crash-loop +exited: exit code 3", said), said[-2000:]
+    finally:
+        screen.close()

@@ -304,3 +304,15 @@ def test_a_duration_takes_the_form_of_the_figure_it_shows(value, said):
     from proctui.core.life.outcome import seconds
 
     assert seconds(value) == said
+
+
+@pytest.mark.parametrize("value", [0, 0.3, 1, 9.99, 10, 12.5, 59.9, 60, 61, 3599.5, 3600,
+                                   86399, 86400, 90000.25])
+def test_an_age_is_drawn_again_only_when_its_words_change(value):
+    """The fleet looks at a row when its age next reads otherwise, not every second."""
+    from proctui.frontends.words import duration, duration_changes
+
+    after = duration_changes(value)
+    assert after > 0
+    assert duration(value + after - 0.001) == duration(value)
+    assert duration(value + after) != duration(value)

@@ -9,6 +9,7 @@ here knows Textual: the fleet console draws these rows, the tests read them."""
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,13 +21,17 @@ from proctui.core.life.stop import Phase
 from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
 from proctui.frontends.report import action_words
-from proctui.frontends.words import duration
+from proctui.frontends.words import duration, duration_changes, duration_step
 from proctui.records import dataclass
 from proctui.remote.client import RemoteCore
 from proctui.remote.connection import Connection
 from proctui.remote.redial import Backoff
 
 LOST_AFTER = 5.0  # seconds a dropped link is "reconnecting" before it is "lost"
+# The share of an age's step (ten seconds, a minute) by which its new words may be drawn
+# late, so that boxes whose ages move at different seconds share one redraw: a minute's
+# age at most 6 s late (an age in seconds is never late, nor is a countdown).
+AGE_LATE = 0.1
 AGAIN_MOST = 10.0  # the longest wait between two dials of a box that is not there
 
 
@@ -63,6 +68,10 @@ class FleetRow:
     worst: str = ""  # the worst thing the box has to say, in one line
     stale: str = ""  # the counts are from before the link dropped: "as of 12s ago"
     rank: int = 9  # 0 first: what needs the operator on top
+    # When to look at this row again, on the clock it was made with: when a word of it
+    # changes with the clock alone (an age, a countdown; Due); None: never. Not part of
+    # what the row says.
+    due: float | None = field(default=None, compare=False)
 
     @property
     def counts(self) -> str:
@@ -70,13 +79,48 @@ class FleetRow:
                 f"{self.failed} failed · {self.abandoned} abandoned")
 
 
-def _decision_words(view: ProcessView, now: float) -> str:
+def left(value: float) -> str:
+    """A countdown in whole seconds, rounded up ("0s" only at its end; "2m05s" past two
+    minutes): a table of boxes, not tenths that would draw it ten times a second."""
+    whole = math.ceil(max(0.0, value))
+    return f"{whole}s" if whole < 120 else seconds(whole)
+
+
+def left_changes(value: float) -> float | None:
+    """Seconds until ``left`` of a countdown at ``value`` now says something else (None:
+    it has ended)."""
+    return value - (math.ceil(value) - 1) if value > 0 else None
+
+
+class Due:
+    """When a row must be looked at again: the soonest of its words to change with the
+    clock alone (an age's words possibly a little late, AGE_LATE)."""
+
+    def __init__(self, now: float, at: float | None = None) -> None:
+        self.now, self.at = now, at
+
+    def add(self, after: float | None) -> None:
+        if after is not None:
+            at = self.now + after
+            self.at = at if self.at is None else min(self.at, at)
+
+    def age(self, value: float) -> None:
+        """An age of ``value`` seconds is shown (``duration``)."""
+        step = duration_step(value)
+        self.add(duration_changes(value) + (AGE_LATE * step if step >= 10 else 0.0))
+
+
+def _decision_words(view: ProcessView, now: float, due: Due) -> str:
     if view.deadline is None:
         since = view.decision_since
-        return f"waiting {duration(now - since)}" if since is not None else "no deadline"
-    left = seconds(max(0.0, view.deadline - now))
+        if since is None:
+            return "no deadline"
+        due.age(now - since)
+        return f"waiting {duration(now - since)}"
+    due.add(left_changes(view.deadline - now))
+    words = left(view.deadline - now)
     action = action_words(view)
-    return f"{action} in {left}" if action else f"{left} left"
+    return f"{action} in {words}" if action else f"{words} left"
 
 
 def _failed(view: ProcessView) -> bool:
@@ -89,24 +133,42 @@ def _failed(view: ProcessView) -> bool:
         o.kind not in (OutcomeKind.ABANDONED, OutcomeKind.HELD)
 
 
+def _restarting(view: ProcessView) -> str:
+    """What a process restarted after a failed run says (a crash loop), else "": waiting
+    to start again, or running again with a failure among its runs (it stays said while
+    it runs, so that a crash loop does not come and go from the row every few seconds)."""
+    n = view.restarts
+    if view.phase is Phase.BACKOFF and view.outcome is not None and not view.outcome.clean:
+        return f"{view.name}: {view.outcome.text}; restarting (restarts: {n})"
+    if view.phase is Phase.RUNNING and n and view.worst:
+        return f"{view.name}: running again after a failed run (restarts: {n})"
+    return ""
+
+
 def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
-           link: LinkState, link_words: str, why: str = "") -> FleetRow:
+           link: LinkState, link_words: str, why: str = "",
+           due: float | None = None) -> FleetRow:
     """One box's row from its newest snapshot (None: never reached); ``why``: what is
-    wrong with its link."""
+    wrong with its link; ``due``: when the link's words change with the clock."""
     if snap is None:
-        return FleetRow(box, link, link_words, worst=why or link_words, rank=1)
+        return FleetRow(box, link, link_words, worst=why or link_words, rank=1, due=due)
+    soon = Due(now, due)
     views = snap.views
     running = sum(1 for v in views if v.phase is Phase.RUNNING)
-    ready = sum(1 for v in views if v.phase is Phase.RUNNING and v.ready_at is not None)
+    # Ready as is-ready says it: it said so, or it runs and has no ready check.
+    ready = sum(1 for v in views if v.phase is Phase.RUNNING and
+                (v.ready_at is not None or not v.ready_check))
     stopping = sum(1 for v in views if v.phase.stopping)
     failed = [v for v in views if _failed(v)]
+    restarting = [words for v in views if (words := _restarting(v))]
     abandoned = sum(1 for v in views if v.phase is Phase.ENDED and v.outcome is not None
                     and v.outcome.kind in (OutcomeKind.ABANDONED, OutcomeKind.HELD))
-    decisions = tuple(Decision(v.name, _decision_words(v, now), v.decision_since)
+    decisions = tuple(Decision(v.name, _decision_words(v, now, soon), v.decision_since)
                       for v in views if v.phase is Phase.DECIDING)
     stale = ""
     if link is not LinkState.UP and snap.link is not None and snap.link.heard is not None:
         stale = f"as of {duration(now - snap.link.heard)} ago"
+        soon.age(now - snap.link.heard)
     if decisions:
         d = decisions[0]
         more = f" (and {len(decisions) - 1} more)" if len(decisions) > 1 else ""
@@ -123,6 +185,8 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
         v = failed[0]
         text = v.not_started or (v.outcome.text if v.outcome is not None else "failed")
         worst, rank = f"{v.name}: {text}", 3
+    elif restarting:
+        worst, rank = restarting[0], 3
     elif snap.troubles:
         worst, rank = snap.troubles[0], 3
     elif abandoned:
@@ -132,9 +196,12 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
     else:
         worst, rank = "all well", 6
     started = snap.link.started if snap.link is not None else None
-    age = f"up {duration(wall - started)}" if started else ""
+    age = ""
+    if started:
+        age = f"up {duration(wall - started)}"
+        soon.age(wall - started)
     return FleetRow(box, link, link_words, age, running, ready, stopping, len(failed),
-                    abandoned, decisions, worst, stale, rank)
+                    abandoned, decisions, worst, stale, rank, soon.at)
 
 
 def ordered(rows: Sequence[FleetRow]) -> list[FleetRow]:
@@ -163,34 +230,45 @@ class FleetBox:
         with self._lock:
             core, why, tries, next_try, ended = (self.core, self.why, self.tries,
                                                  self.next_try, self.ended)
+        due = Due(now)
         if core is None:
-            wait = f"next try in {seconds(max(0.0, next_try - now))}" \
-                if next_try is not None else "trying now"
+            wait = "trying now"
+            if next_try is not None:
+                wait = f"next try in {left(next_try - now)}"
+                due.add(left_changes(next_try - now))
             if ended:
                 return row_of(self.name, None, now, wall, LinkState.ENDED,
-                              f"ended · {wait}", f"its supervisor ended: {why}")
+                              f"ended · {wait}", f"its supervisor ended: {why}", due.at)
             if tries == 0 or not why:
                 return row_of(self.name, None, now, wall, LinkState.CONNECTING,
                               "connecting")
             return row_of(self.name, None, now, wall, LinkState.UNREACHABLE,
-                          f"unreachable · {tries} tries, {wait}", why)
+                          f"unreachable · {tries} tries, {wait}", why, due.at)
+        core.output.changes()  # (before the snapshot: news after it rings again)
         snap = core.snapshot()
         link = snap.link
         if link is not None and link.down_since is not None:
             down = now - link.down_since
             state = LinkState.RECONNECTING if down < LOST_AFTER else LinkState.LOST
-            wait = (f"next try in {seconds(max(0.0, link.next_try - now))}"
-                    if link.next_try is not None else "trying now")
+            if state is LinkState.RECONNECTING:
+                due.add(LOST_AFTER - down)
+            due.age(down)
+            wait = "trying now"
+            if link.next_try is not None:
+                wait = f"next try in {left(link.next_try - now)}"
+                due.add(left_changes(link.next_try - now))
             words = f"{state.value} {duration(down)} · try {link.tries + 1}, {wait}"
             return row_of(self.name, snap, now, wall, state, words,
-                          f"link {state.value}: {link.down_why}")
+                          f"link {state.value}: {link.down_why}", due.at)
+        due.age(now - self.linked_at)
         return row_of(self.name, snap, now, wall, LinkState.UP,
-                      f"up {duration(now - self.linked_at)}")
+                      f"up {duration(now - self.linked_at)}", due=due.at)
 
 
 class Fleet:
     """Every box, each reached on its own; ``changed`` is called (from any thread) when
-    a box's link is made or lost, for a frontend to look again."""
+    a box's link is made or lost, or its views or state change (at most once between
+    two ``rows()``), for a frontend to look again."""
 
     def __init__(self, boxes: Sequence[FleetBox],
                  changed: Callable[[], None] = lambda: None,
@@ -241,11 +319,7 @@ class Fleet:
             ended = threading.Event()
             core = RemoteCore(conn, output=False, dial=box.dial, read_only=box.read_only,
                               ended=ended.set)
-            with box._lock:
-                box.core, box.ended, box.why, box.tries = core, False, "", 0
-                box.linked_at = self.clock()
-                box.generation += 1
-            self.changed()
+            self.linked(box, core)
             backoff = Backoff(most=AGAIN_MOST)
             # The core redials a dropped link itself; it ends only when its supervisor
             # has (said goodbye, refused us, or another answers there now).
@@ -266,6 +340,16 @@ class Fleet:
             self.changed()
             if self._closing.wait(delay):
                 return
+
+    def linked(self, box: FleetBox, core: RemoteCore) -> None:
+        """``box``'s link is made: ``core`` is the box's, and its news (its views, its
+        state, its link lost and made again) the fleet's to hear."""
+        core.output.listen(lambda: self.changed())  # (the frontend's, whenever set)
+        with box._lock:
+            box.core, box.ended, box.why, box.tries = core, False, "", 0
+            box.linked_at = self.clock()
+            box.generation += 1
+        self.changed()
 
     def rows(self) -> list[FleetRow]:
         now, wall = self.clock(), time.time()

@@ -154,6 +154,20 @@ def duration(value: float) -> str:
     return f"{value // 86400}d{value % 86400 // 3600:02d}h"
 
 
+def duration_step(value: float) -> int:
+    """Seconds between two changes of ``duration``'s words for an age of ``value``."""
+    whole = max(0, int(value))
+    return 1 if whole < 10 else 10 if whole < 60 else 60 if whole < 86400 else 3600
+
+
+def duration_changes(value: float) -> float:
+    """Seconds until ``duration`` of an age that is ``value`` now (and grows) says
+    something else: at most 1 in its first ten seconds, 10 until its first minute, then
+    60 (3600 past a day). A view drawn again only then changes no word of it."""
+    step = duration_step(value)
+    return (max(0, int(value)) // step + 1) * step - max(0.0, value)
+
+
 def run_mark(old: ProcessView | None, new: ProcessView | None) -> str:
     """A line for ``logs -f`` where one run ends and the next begins: the output of
     two runs must not read as one."""

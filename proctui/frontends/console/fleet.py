@@ -9,19 +9,21 @@ box is said wherever the operator is, and is taken in that box's console."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
 from proctui.frontends.console.app import ConsoleFrame
+from proctui.frontends.console.fleet_table import FleetTable
 from proctui.frontends.console.keys import fit
 from proctui.frontends.console.screen import REFRESH_HZ, ConsoleScreen
 from proctui.frontends.fleet import Fleet, FleetBox, FleetRow, LinkState
@@ -29,54 +31,11 @@ from proctui.protocol.link import Watch
 
 FLEET = "fleet"  # the mode of the fleet's own table, the first
 NOTE_FOR = 5.0  # seconds an answer on the fleet's line stays
-LOOK_EVERY = 1.0  # seconds between two looks at every box (ages, countdowns, links)
-_STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
-_LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
-               LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
-               LinkState.UNREACHABLE: "bold red", LinkState.ENDED: "bright_black"}
+LOOK_GAP = 0.25  # seconds at least between two looks: a box's burst of news is one look
+DUE_LATE = 0.005  # seconds after a word's change is due that it is looked at (its clock
+# must have passed the instant for the word to read the new value)
 KEYS = (("↑↓", "Select"), ("⏎", "Open its console"))
 LEAVING = "Leave (everything keeps running)"
-
-
-def table(rows: list[FleetRow], selected: str | None, width: int) -> Table:
-    """The fleet's table, fitted to ``width``: below 100 columns the counts are one
-    column, below 70 the supervisor's age goes."""
-    t = Table(box=None, expand=True, pad_edge=False, show_edge=False, padding=(0, 1),
-              header_style="bold")
-    t.add_column("", no_wrap=True, width=1)  # ▸ the selected box
-    t.add_column("BOX", no_wrap=True, overflow="ellipsis", max_width=24)
-    t.add_column("LINK", overflow="fold", ratio=2)
-    if width >= 70:
-        t.add_column("SUPERVISOR", no_wrap=True)
-    wide = width >= 100
-    if wide:
-        for head in ("RUN", "READY", "STOP", "FAIL", "ABAND"):
-            t.add_column(head, justify="right", no_wrap=True)
-    else:
-        t.add_column("RUN/RDY/STOP/FAIL/ABAND", no_wrap=True)
-    t.add_column("NEEDS YOU", overflow="fold", ratio=3)
-    for r in rows:
-        style = "reverse" if r.box == selected else ""
-        link = Text(r.link.value, style=_LINK_STYLE[r.link])
-        link.append(r.link_words.removeprefix(r.link.value))
-        counts = (r.running, r.ready, r.stopping, r.failed, r.abandoned)
-        cells: list[Text | str] = ["▸" if r.box == selected else "",
-                                   Text(r.box, style="bold"), link]
-        if width >= 70:
-            cells.append(r.age or "-")
-        if r.link in (LinkState.CONNECTING, LinkState.UNREACHABLE) or \
-                (r.link is LinkState.ENDED and not r.age):
-            cells += ["-"] * (5 if wide else 1)
-        elif wide:
-            cells += [str(c) for c in counts]
-        else:
-            cells.append("/".join(str(c) for c in counts))
-        worst = Text(r.worst, style=_STYLE.get(r.rank, ""))
-        if r.stale:
-            worst.append(f" (counts {r.stale})", style="dim")
-        cells.append(worst)
-        t.add_row(*cells, style=style)
-    return t
 
 
 class FleetScreen(Screen[None]):
@@ -86,7 +45,6 @@ class FleetScreen(Screen[None]):
     DEFAULT_CSS = """
     FleetScreen { layout: vertical; }
     #fleet-title { height: 1; background: $panel; }
-    #fleet-table { height: 1fr; }
     #fleet-note { height: auto; max-height: 3; color: $warning; }
     #fleet-keys { height: 1; background: $panel; }
     """
@@ -100,11 +58,12 @@ class FleetScreen(Screen[None]):
         self.rows: list[FleetRow] = []
         self.note = ""
         self._unsay: Timer | None = None
-        self._drawn = False
+        self._stale = True  # the rows changed while another mode showed: draw on return
+        self._said: dict[str, Text] = {}  # what each line of words shows now
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
-        yield Static(id="fleet-table")
+        yield FleetTable(id="fleet-table")
         yield Static(id="fleet-note")
         yield Static(id="fleet-keys")
 
@@ -117,18 +76,28 @@ class FleetScreen(Screen[None]):
     def on_resize(self) -> None:
         self.draw()
 
-    def look(self) -> None:
+    def look(self) -> list[FleetRow]:
+        """Every box's row now; drawn when something on screen changes (an idle fleet
+        draws nothing), and only while the table shows (else on its return)."""
         rows = self.fleet.rows()
         selected = rows[0].box if not self.chosen and rows else self.selected
-        if (rows, selected) == (self.rows, self.selected) and self._drawn:
-            return  # nothing on screen would change (an idle fleet: nothing drawn)
-        self.rows, self.selected = rows, selected  # (not chosen: the top row, what needs
-        self.draw()  # the operator most, is what Enter opens)
+        if (rows, selected) != (self.rows, self.selected):
+            self.rows, self.selected = rows, selected  # (not chosen: the top row, what
+            self._stale = True  # needs the operator most, is what Enter opens)
+        if self._stale and self.is_current:
+            self.draw()
+        return rows
+
+    def _words(self, id: str, text: Text) -> None:
+        """A line of words, updated only when what it says changes."""
+        if self._said.get(id) != text:
+            self._said[id] = text
+            self.query_one(f"#{id}", Static).update(text)
 
     def draw(self) -> None:
         if not self.is_mounted:
             return
-        self._drawn = True
+        self._stale = False
         width = self.size.width or 80
         rows = self.rows
         up = sum(1 for r in rows if r.link is LinkState.UP)
@@ -138,9 +107,9 @@ class FleetScreen(Screen[None]):
         if asks:
             title.append(f" · {asks} decision{'s' if asks != 1 else ''} waiting",
                          style="bold magenta")
-        self.query_one("#fleet-title", Static).update(title)
-        self.query_one("#fleet-table", Static).update(table(rows, self.selected, width))
-        self.query_one("#fleet-note", Static).update(Text(self.note))
+        self._words("fleet-title", title)
+        self.query_one(FleetTable).show(rows, self.selected)
+        self._words("fleet-note", Text(self.note))
         bar = Text(" ")
         items = fit([f"{k} {w}" for k, w in (*KEYS, ("q", self.leaving))], width - 2)
         for i, item in enumerate(items.split("  ") if items else []):
@@ -149,7 +118,7 @@ class FleetScreen(Screen[None]):
                 bar.append("  ")
             bar.append(key, style="bold reverse")
             bar.append(" " + label)
-        self.query_one("#fleet-keys", Static).update(bar)
+        self._words("fleet-keys", bar)
 
     def say(self, text: str, timeout: float | None) -> None:
         """The fleet's own answer line (a box's console has its own)."""
@@ -204,6 +173,10 @@ class FleetApp(ConsoleFrame):
         self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
         # Decisions said (box, process, since), and the words that said them.
         self._said: dict[tuple[str, str, float | None], str] = {}
+        self._next: Timer | None = None  # the next look, when it is due (_next_at)
+        self._next_at = 0.0
+        self._looked = -LOOK_GAP  # when the last look was
+        fleet.changed = self.poke  # a box's link made or lost, its views or state changed
 
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> None:
@@ -229,13 +202,49 @@ class FleetApp(ConsoleFrame):
         entry = self._consoles.get(self.current_mode.removeprefix("box:"))
         return entry[1] if entry is not None else None
 
+    # -- when to look: news from a box, or the next word the clock changes -------------
+
+    class Poke(Message):
+        """A box changed (its views, its state, its link); many pokes in a row are one."""
+
+        def can_replace(self, message: Message) -> bool:
+            return isinstance(message, FleetApp.Poke)
+
+    def poke(self) -> None:
+        """From any thread (a box's link): something changed. Only posts (thread-safe)."""
+        with contextlib.suppress(Exception):  # (an app not yet running, or gone)
+            self.post_message(self.Poke())
+
+    def on_fleet_app_poke(self, _message: Poke) -> None:
+        self.soon()
+
     def on_mount(self) -> None:
-        self.set_interval(LOOK_EVERY, self._look)
+        self._look()
+
+    def soon(self, at: float | None = None) -> None:
+        """A look at ``at`` (on self.clock; None: now), never sooner than LOOK_GAP after
+        the last, unless one is due sooner already."""
+        at = max(self._looked + LOOK_GAP, self.clock() if at is None else at)
+        if self._next is not None:
+            if self._next_at <= at:
+                return
+            self._next.stop()
+        # (never 0: a Textual timer of no length divides by it when it starts late)
+        self._next, self._next_at = self.set_timer(max(0.001, at - self.clock()),
+                                                   self._look), at
 
     def _look(self) -> None:
         """Every box, now: the table (when it shows), and each decision newly waiting
-        said wherever the operator is (not in the console of its own box, which asks)."""
-        self.table.look()
+        said wherever the operator is (not in the console of its own box, which asks).
+        Then the next look is when a word on a row changes with the clock alone (an age,
+        a countdown), if none of the boxes has news before."""
+        if self._next is not None:
+            self._next.stop()
+        self._next, self._looked = None, self.clock()
+        rows = self.table.look()
+        due = min((r.due for r in rows if r.due is not None), default=None)
+        if due is not None:
+            self.soon(due + DUE_LATE)
         here = None if self.current_mode == FLEET else self.current_mode.removeprefix("box:")
         waiting = set()
         for row in self.table.rows:
@@ -315,7 +324,7 @@ def run_fleet(boxes: list[FleetBox], *, refresh_hz: float | None = None,
 
     from proctui.frontends.console.driver import console_driver
 
-    fleet = Fleet(boxes)  # (looked at every LOOK_EVERY: never a box's thread waiting)
+    fleet = Fleet(boxes)  # (the app looks when told: never a box's thread waiting)
     app = FleetApp(fleet, read_only=read_only, refresh_hz=refresh_hz or REFRESH_HZ,
                    driver_class=console_driver(), again=again, leaving=leaving)
     fleet.start()
