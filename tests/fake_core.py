@@ -138,6 +138,10 @@ class FakeReader:
     def listen(self, callback: Callable[[], None]) -> None:
         self._listener = callback
 
+    def unlisten(self, callback: Callable[[], None]) -> None:
+        if self._listener == callback:
+            self._listener = None
+
     def ring(self) -> None:
         self.news += 1
         if self._listener is not None:

@@ -168,6 +168,15 @@ class StillCore:
     def snapshot(self) -> CoreSnapshot:
         return self.snap
 
+    def send(self, request: object) -> object:
+        from concurrent.futures import Future
+
+        from proctui.core.reply import Done
+
+        done: Future[Done] = Future()
+        done.set_result(Done())
+        return done
+
     def change(self, snapshot: CoreSnapshot) -> None:
         self.snap, self.seq = snapshot, self.seq + 1
         self.output.bell.ring()
@@ -222,6 +231,31 @@ async def test_an_idle_fleet_looks_only_when_a_word_is_due_and_a_box_s_news_wake
         # box0 and box1 moved one line down; box3 stayed where it was, drawn as it was.
         assert shown[4] is before[4] and shown[0] is before[0]
         assert "box2: web waits for your decision" in app.table.note
+
+
+async def test_a_box_console_made_again_after_a_detach_leaves_no_listener_behind():
+    """Each console of a box listened on its bell for as long as the fleet ran: a box
+    detached from and opened again twenty times rang twenty dead consoles."""
+    from proctui.core.output.lines import OutputBuffer
+    from proctui.frontends.console.fleet import FleetApp
+    from proctui.frontends.fleet import Fleet, FleetBox
+
+    core = StillCore(snap(view("web", Phase.RUNNING), link=Link(started=1.0)))
+    core.output._buffers["web"] = OutputBuffer()  # (its pane's lines: none yet)
+    box = FleetBox("box0", dial=lambda: None)  # type: ignore[arg-type,return-value]
+    fleet = Fleet([box])
+    app = FleetApp(fleet)
+    fleet.linked(box, core)  # type: ignore[arg-type]
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause(0.2)
+        before = len(core.output.bell._listeners)
+        for _ in range(3):
+            app.open("box0")
+            await pilot.pause(0.2)
+            assert len(core.output.bell._listeners) == before + 1
+            app.back("box0", forget=True)  # as d does: the next Enter makes a new one
+            await pilot.pause(0.2)
+        assert len(core.output.bell._listeners) == before
 
 
 def _fleet_file(tmp: Path, boxes: dict[str, Path]) -> Path:

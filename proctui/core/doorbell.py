@@ -18,7 +18,11 @@ class Doorbell:
 
     def listen(self, callback: Callable[[], None]) -> None:
         """``callback`` runs on the ringing thread, so it must only schedule work."""
-        self._listeners.append(callback)
+        self._listeners = [*self._listeners, callback]  # (a ring iterates its own list)
+
+    def unlisten(self, callback: Callable[[], None]) -> None:
+        """No more rings for ``callback`` (a frontend's screen that is gone)."""
+        self._listeners = [c for c in self._listeners if c != callback]
 
     def rearm(self) -> None:
         self._rung = False

@@ -30,3 +30,8 @@ class OutputReader:
         """Call ``callback`` (on the core's thread; it must only schedule work) when
         something changes, at most once until the next call to changes()."""
         self.bell.listen(callback)
+
+    def unlisten(self, callback: Callable[[], None]) -> None:
+        """No more calls of ``callback``: its frontend is gone (a fleet's box console
+        made again after a detach must not leave the old one listening)."""
+        self.bell.unlisten(callback)

@@ -154,6 +154,11 @@ class ConsoleScreen(Screen[None]):
             pane, before=next((self.panes[n] for n in after if n in self.panes), None))
         return pane
 
+    def on_unmount(self) -> None:
+        # A fleet makes a box's console again after a detach: the old one must not stay
+        # on the box's bell (a listener a screen, for as long as the fleet runs).
+        self.core.output.unlisten(self.poke)
+
     def on_mount(self) -> None:
         self.table = self.query_one(ProcessTable)
         self.panel = self.query_one(ShutdownPanel)
