@@ -233,6 +233,60 @@ async def test_an_idle_fleet_looks_only_when_a_word_is_due_and_a_box_s_news_wake
         assert "box2: web waits for your decision" in app.table.note
 
 
+async def test_a_decision_is_said_with_its_countdown_as_it_moves_and_its_box_selected():
+    """The answer line said a decision's countdown as it was when first said ("waiting
+    0s", never moving) and let it go after 8 s while the decision still waited; and the
+    operator's selection stayed on another box while the new decision's went on top."""
+    import time
+
+    from proctui.frontends.console.fleet import FleetApp
+    from proctui.frontends.fleet import Fleet, FleetBox
+
+    wall = time.time()
+    running = snap(view("web", Phase.RUNNING), link=Link(started=wall - 60))
+    cores = [StillCore(running) for _ in range(3)]
+    boxes = [FleetBox(f"box{i}", dial=lambda: None) for i in range(3)]  # type: ignore[arg-type,return-value]
+    fleet = Fleet(boxes)
+    app = FleetApp(fleet)
+    for box, core in zip(boxes, cores, strict=True):
+        fleet.linked(box, core)  # type: ignore[arg-type]
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("down")  # the operator's choice: box1
+        assert app.table.selected == "box1" and app.table.chosen
+        # Waiting with no deadline for 8.8 s: "waiting 8s", then "waiting 9s" at 9 s.
+        deciding = view("web", Phase.DECIDING, decision_since=time.monotonic() - 8.8,
+                        deadline_action=DeadlineAction.KILL)
+        cores[2].change(snap(deciding, link=Link(started=wall - 60)))
+        said_at = time.monotonic()
+        while "box2: web waits for your decision (waiting 8s)" not in app.table.note:
+            assert time.monotonic() - said_at < 2, app.table.note
+            await pilot.pause(0.02)
+        assert app.table.selected == "box2"  # on top, and selected
+        while "(waiting 9s)" not in app.table.note:
+            assert time.monotonic() - said_at < 3, app.table.note  # (it stayed at 8s)
+            await pilot.pause(0.05)
+        cores[2].change(running)  # answered elsewhere: the words go
+        while app.table.note:
+            assert time.monotonic() - said_at < 5, app.table.note
+            await pilot.pause(0.05)
+
+
+def test_a_box_s_link_made_again_is_up_since_then():
+    """After its core made the link again, the row said "up 2m": the first link's age."""
+    import time
+
+    from proctui.frontends.fleet import Fleet, FleetBox
+
+    core = StillCore(snap(view("web", Phase.RUNNING), link=Link(started=1.0, links=1)))
+    box = FleetBox("box0", dial=lambda: None)  # type: ignore[arg-type,return-value]
+    Fleet([box]).linked(box, core)  # type: ignore[arg-type]
+    box.linked_at = time.monotonic() - 120
+    assert box.row(time.monotonic(), time.time()).link_words == "up 2m"
+    core.snap = snap(view("web", Phase.RUNNING), link=Link(started=1.0, links=2))
+    assert box.row(time.monotonic(), time.time()).link_words == "up 0s"
+
+
 async def test_a_box_console_made_again_after_a_detach_leaves_no_listener_behind():
     """Each console of a box listened on its bell for as long as the fleet ran: a box
     detached from and opened again twenty times rang twenty dead consoles."""

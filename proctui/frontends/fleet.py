@@ -222,7 +222,8 @@ class FleetBox:
     tries: int = 0
     next_try: float | None = None  # monotonic; None: a dial is under way
     ended: bool = False  # its supervisor ended (or another answers there now)
-    linked_at: float = 0.0  # when the current core's link was made
+    linked_at: float = 0.0  # when the current link was made (the core's, or its redial's)
+    links: int = 1  # links its core has made: one more is a redial, up since then
     generation: int = 0  # a new core (a new supervisor, after an end): consoles start anew
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -260,6 +261,9 @@ class FleetBox:
             words = f"{state.value} {duration(down)} · try {link.tries + 1}, {wait}"
             return row_of(self.name, snap, now, wall, state, words,
                           f"link {state.value}: {link.down_why}", due.at)
+        if link is not None and link.links != self.links:
+            with self._lock:  # the core made its link again: "up" counts from now
+                self.links, self.linked_at = link.links, now
         due.age(now - self.linked_at)
         return row_of(self.name, snap, now, wall, LinkState.UP,
                       f"up {duration(now - self.linked_at)}", due=due.at)
@@ -347,7 +351,7 @@ class Fleet:
         core.output.listen(lambda: self.changed())  # (the frontend's, whenever set)
         with box._lock:
             box.core, box.ended, box.why, box.tries = core, False, "", 0
-            box.linked_at = self.clock()
+            box.linked_at, box.links = self.clock(), 1
             box.generation += 1
         self.changed()
 

@@ -31,6 +31,8 @@ from proctui.protocol.link import Watch
 
 FLEET = "fleet"  # the mode of the fleet's own table, the first
 NOTE_FOR = 5.0  # seconds an answer on the fleet's line stays
+DECISION_FOR = 86400.0  # a decision's words stay until it is answered (said again as
+# its countdown moves, and taken back once answered)
 LOOK_GAP = 0.25  # seconds at least between two looks: a box's burst of news is one look
 DUE_LATE = 0.005  # seconds after a word's change is due that it is looked at (its clock
 # must have passed the instant for the word to read the new value)
@@ -172,7 +174,11 @@ class FleetApp(ConsoleFrame):
         self.add_mode(FLEET, lambda: self.table)
         self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
         # Decisions said (box, process, since), and the words that said them.
-        self._said: dict[tuple[str, str, float | None], str] = {}
+        # The decision said now (its box, process and since when; its words; where it
+        # was said), every text said of decisions still waiting, and every decision seen.
+        self._saying: tuple[tuple[str, str, float | None], str, str | None] | None = None
+        self._texts: set[str] = set()
+        self._seen: set[tuple[str, str, float | None]] = set()
         self._next: Timer | None = None  # the next look, when it is due (_next_at)
         self._next_at = 0.0
         self._looked = -LOOK_GAP  # when the last look was
@@ -246,21 +252,29 @@ class FleetApp(ConsoleFrame):
         if due is not None:
             self.soon(due + DUE_LATE)
         here = None if self.current_mode == FLEET else self.current_mode.removeprefix("box:")
-        waiting = set()
-        for row in self.table.rows:
-            for d in row.decisions:
-                key = (row.box, d.process, d.since)
-                waiting.add(key)
-                if key in self._said or row.box == here:
-                    continue
-                words = (f"{row.box}: {d.process} waits for your decision ({d.words})"
-                         + (": Esc, then ⏎ on it" if here is not None else ": ⏎ on it"))
-                self._said[key] = words
-                self.notify(words, severity="warning", timeout=8)
-        answered = {words for key, words in self._said.items() if key not in waiting}
-        if answered:
-            self._unsay(answered)  # answered (here or elsewhere): its words are stale
-        self._said = {k: w for k, w in self._said.items() if k in waiting}
+        # The first decision waiting (what needs the operator most, as the rows are
+        # ordered), said with its countdown as it moves, where the operator is now,
+        # until it is answered (not in its own box's console, which asks it itself).
+        waiting = [((row.box, d.process, d.since), row.box, d) for row in self.table.rows
+                   for d in row.decisions]
+        new = {key for key, _box, _d in waiting} - self._seen
+        self._seen = {key for key, _box, _d in waiting}
+        top = next(((key, box, d) for key, box, d in waiting if box != here), None)
+        if top is None:
+            if self._texts:
+                self._unsay(self._texts)  # answered, here or elsewhere: stale now
+            self._saying, self._texts = None, set()
+        else:
+            key, box, d = top
+            words = (f"{box}: {d.process} waits for your decision ({d.words})"
+                     + (": Esc, then ⏎ on it" if here is not None else ": ⏎ on it"))
+            if self._saying != (key, words, here):
+                self._unsay(self._texts - {words})  # (its older words, wherever they are)
+                self._saying, self._texts = (key, words, here), {words}
+                self.notify(words, severity="warning", timeout=DECISION_FOR)
+        if new:
+            self.table.chosen = False  # a new decision's box is on top: selected
+            self.table.look()
 
     def open(self, name: str) -> None:
         """That box's console: the one already made for its link, or a new one."""
@@ -278,7 +292,9 @@ class FleetApp(ConsoleFrame):
         if entry is not None and entry[0] != box.generation:
             self._forget(name)  # a new supervisor there: a new console
             entry = None
-        self._unsay({w for k, w in self._said.items() if k[0] == name})  # (its console asks)
+        if self._saying is not None and self._saying[0][0] == name:
+            self._unsay(self._texts)  # (its console asks it)
+            self._saying, self._texts = None, set()
         if entry is None:
             core.send(Watch("all", None, acks=True))  # its output, now that it is seen
             screen = self._console(box, core)
