@@ -155,6 +155,24 @@ def test_a_long_reason_is_folded_on_the_box_s_lines_never_cut():
         assert lines[0].plain.startswith("▸  greenhouse")
 
 
+def test_at_60_columns_what_a_box_needs_has_the_room_the_counts_took():
+    """At 60 columns the counts' header alone took 23 cells: a box that could not be
+    reached folded its reason over ten lines, and the table showed one box."""
+    from rich.console import Console
+
+    from proctui.frontends.console.fleet_table import columns, header, row_lines
+
+    why = ("boxd: bash: line 1: /nonexistent/bin/proctui: No such file or directory "
+           "(set PROCTUI_REMOTE to proctui's path on boxd)")
+    rows = (row_of("boxd", None, 10.0, 0.0, LinkState.UNREACHABLE,
+                   "unreachable · 3 tries, next try in 1s", why),)
+    cols = columns(rows, 60)
+    assert cols.counts == () and "RUN" not in header(cols).plain
+    lines = row_lines(rows[0], True, cols, Console(width=60))
+    assert len(lines) <= 5 and all(line.cell_len <= 60 for line in lines)
+    assert "RUN/RDY/STOP/FAIL/ABAND" in header(columns(rows, 80)).plain  # (room there)
+
+
 class StillCore:
     """A box's core that says what it is told: its snapshot, changed by the test, which
     rings its bell as a box's link does on news."""

@@ -106,6 +106,11 @@ class FleetScreen(Screen[None]):
         asks = sum(len(r.decisions) for r in rows)
         title = Text(" proctui fleet", style="bold")
         title.append(f" · {len(rows)} box{'es' if len(rows) != 1 else ''} · {up} up")
+        for state in (LinkState.RECONNECTING, LinkState.LOST, LinkState.UNREACHABLE,
+                      LinkState.ENDED):  # (what is not up, said: "5 boxes · 3 up" hid it)
+            if (n := sum(1 for r in rows if r.link is state)):
+                title.append(f" · {n} {state.value}", style="bold red" if state in
+                             (LinkState.LOST, LinkState.UNREACHABLE) else "")
         if asks:
             title.append(f" · {asks} decision{'s' if asks != 1 else ''} waiting",
                          style="bold magenta")

@@ -28,6 +28,8 @@ COUNTS_ONE = "RUN/RDY/STOP/FAIL/ABAND"  # below WIDE columns: the counts as one 
 WIDE = 100  # columns from which each count has a column of its own
 LINK_LEAST = 16  # cells the link's words keep when what the box needs takes the rest
 AGE_FROM = 90  # columns from which the supervisor's age has its column
+COUNTS_FROM = 72  # columns from which the counts have a column (below, what each box
+# needs and its link take the row: at 60 the counts' header alone took 23 of 60 cells)
 RANK_STYLE = {0: "bold magenta", 1: "bold red", 2: "yellow", 3: "red", 4: "yellow"}
 LINK_STYLE = {LinkState.UP: "green", LinkState.CONNECTING: "cyan",
               LinkState.RECONNECTING: "yellow", LinkState.LOST: "bold red",
@@ -85,7 +87,7 @@ def columns(rows: tuple[FleetRow, ...], width: int) -> Columns:
     box = min(BOX_MOST, max([3, *(cell_len(r.box) for r in rows)]))
     age = max([len("SUPERVISOR"), *(cell_len(r.age or "-") for r in rows)]) \
         if width >= AGE_FROM else 0
-    heads = COUNTS if wide else (COUNTS_ONE,)
+    heads = COUNTS if wide else (COUNTS_ONE,) if width >= COUNTS_FROM else ()
     counts = tuple(max([len(h), *(len(_counts(r, wide)[i]) for r in rows)])
                    for i, h in enumerate(heads))
     fixed = 1 + GAP + box + GAP + (age + GAP if age else 0) + sum(counts) + \
@@ -102,12 +104,13 @@ def columns(rows: tuple[FleetRow, ...], width: int) -> Columns:
 
 
 def header(cols: Columns) -> Text:
-    heads = COUNTS if len(cols.counts) == 5 else (COUNTS_ONE,)
+    heads = COUNTS if len(cols.counts) == 5 else (COUNTS_ONE,) if cols.counts else ()
     gap = " " * GAP
     text = " " + gap + "BOX".ljust(cols.box) + gap + "LINK".ljust(cols.link) + gap
     if cols.age:
         text += "SUPERVISOR".ljust(cols.age) + gap
-    text += gap.join(h.rjust(w) for h, w in zip(heads, cols.counts, strict=True)) + gap
+    if heads:
+        text += gap.join(h.rjust(w) for h, w in zip(heads, cols.counts, strict=True)) + gap
     return Text(text + "NEEDS YOU", style="bold")
 
 
@@ -142,10 +145,11 @@ def row_lines(row: FleetRow, selected: bool, cols: Columns, console: Console) ->
         if cols.age:
             line.append((row.age or "-").ljust(cols.age) if first else " " * cols.age)
             line.append(gap)
-        counts = _counts(row, len(cols.counts) == 5)
-        line.append(gap.join((c if first else "").rjust(w)
-                             for c, w in zip(counts, cols.counts, strict=True)))
-        line.append(gap)
+        if cols.counts:
+            counts = _counts(row, len(cols.counts) == 5)
+            line.append(gap.join((c if first else "").rjust(w)
+                                 for c, w in zip(counts, cols.counts, strict=True)))
+            line.append(gap)
         if i < len(needs):
             line.append_text(needs[i])
         out.append(line)
