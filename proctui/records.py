@@ -50,7 +50,7 @@ def dataclass(cls: type[T] | None = None, /, **options: Any) -> Any:
     """``dataclasses.dataclass``, without compiling code for ``frozen=True``."""
     def wrap(c: type[T]) -> type[T]:
         if set(options) - _OURS or not options.get("frozen") or \
-                "__post_init__" in dir(c):
+                hasattr(c, "__post_init__"):
             made: type[T] = _STANDARD(c, **options)
             return made
         return _record(c, bool(options.get("slots")))
