@@ -62,3 +62,22 @@ def test_a_fleet_file_that_is_not_utf8_or_missing_is_one_line(tmp_path):
         load_fleet(fleet)
     with pytest.raises(ConfigError, match="cannot read it: No such file"):
         load_fleet(tmp_path / "none.toml")
+
+
+def test_a_fleet_down_summary_is_folded_at_spaces_under_the_outcome_on_a_terminal():
+    """A fleet down's summary was written whole: at 100 columns the terminal cut it
+    mid-word ("exit cod" / "e 0"). Into a pipe (no width) each line stays one line."""
+    from proctui.frontends.hosts import summary
+
+    outcome = ("killed with SIGKILL after 3s stop timeout (the leader ended, exit code 0; "
+               "the rest of its group did not)")
+    rows = [("edge-3", f"forks-child  {outcome}"), ("edge-10", "web  stopped after 0.3s")]
+    lines = summary(rows, 7, 100)
+    assert lines[0] == "proctui | summary:"
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[1].startswith("proctui | edge-3   forks-child  killed")
+    hang = lines[1].index("killed")
+    assert lines[2].startswith("proctui | ") and lines[2][len("proctui | "):hang].strip() == ""
+    assert lines[2][hang] != " "  # its continuation under the outcome
+    assert " ".join(" ".join(line[hang:].split()) for line in lines[1:3]) == outcome
+    assert summary(rows, 7, None)[1] == f"proctui | edge-3   forks-child  {outcome}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
 import threading
 import time
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO, cast
 
 from proctui.core.output.text import clean
+from proctui.frontends.printer import terminal_columns, wrap_words
 from proctui.frontends.words import duration, look
 from proctui.remote.client import Connection, NoSupervisor
 
@@ -191,19 +193,33 @@ def down(names: Sequence[str], dials: Sequence[Callable[[], Connection]],
     finally:
         signal.signal(signal.SIGINT, previous)
     worst = 0
-    lines = ["proctui | summary:"]
+    rows: list[tuple[str, str]] = []  # (the box, its summary line)
     for name, result in zip(names, ended, strict=True):
         if isinstance(result, tuple):
             said, status = result
-            lines += [f"proctui | {name.ljust(width)}  {line.strip()}" for line in said
-                      if line != "summary:"]
+            rows += [(name, line.strip()) for line in said if line != "summary:"]
             worst = max(worst, status)
         else:
-            lines.append(f"proctui | {name.ljust(width)}  {result or 'no answer'}")
+            rows.append((name, result or "no answer"))
             worst = max(worst, EXIT_SILENT)
+    lines = summary(rows, width, terminal_columns(out))
     out.write("".join(clean(line) + "\n" for line in lines))
     out.flush()
     return worst
+
+
+def summary(rows: Sequence[tuple[str, str]], width: int, columns: int | None) -> list[str]:
+    """The summary of several boxes, a (box, its summary line) a row, the box's name
+    ``width`` wide; on a terminal ``columns`` wide, each folded at spaces under its
+    outcome (a terminal cut "exit cod" / "e 0" at 100 columns)."""
+    lines = ["proctui | summary:"]
+    room = columns - len("proctui | ") if columns else None
+    for name, line in rows:
+        process = re.match(r"\S+(?: \S+)* {2,}", line)  # "web  " before its outcome
+        hang = width + 2 + (process.end() if process else 0)
+        lines += [f"proctui | {row}" for row in
+                  wrap_words(f"{name.ljust(width)}  {line}", room, hang)]
+    return lines
 
 
 def events(names: Sequence[str], dials: Sequence[Callable[[], Connection]], as_json: bool,
