@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from proctui.commands.api import reply_now
 from proctui.commands.base import A, Request
 from proctui.commands.usage import WantUsage
 from proctui.core.output.lines import OutputBuffer
@@ -360,9 +361,7 @@ class RemoteCore:
             # Made without output (a fleet's box until its console opens): every pane
             # from now on, and on each new link from where it stands.
             if self._output:
-                already: Future[Any] = Future()  # (narrowed: a Watch's Done)
-                already.set_result(request.answer(encode_reply(Done())))
-                return already
+                return reply_now(request, Done())  # (already watching)
             self._output = True
         return self._request(request)
 

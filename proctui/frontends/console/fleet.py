@@ -178,11 +178,9 @@ class FleetApp(ConsoleFrame):
         self.table = FleetScreen(fleet, leaving)
         self.add_mode(FLEET, lambda: self.table)
         self._consoles: dict[str, tuple[int, ConsoleScreen]] = {}  # box: (generation, its)
-        # Decisions said (box, process, since), and the words that said them.
         # The decision said now (its box, process and since when; its words; where it
-        # was said), every text said of decisions still waiting, and every decision seen.
+        # was said), and every decision seen waiting.
         self._saying: tuple[tuple[str, str, float | None], str, str | None] | None = None
-        self._texts: set[str] = set()
         self._seen: set[tuple[str, str, float | None]] = set()
         self._next: Timer | None = None  # the next look, when it is due (_next_at)
         self._next_at = 0.0
@@ -245,8 +243,9 @@ class FleetApp(ConsoleFrame):
                                                    self._look), at
 
     def _look(self) -> None:
-        """Every box, now: the table (when it shows), and each decision newly waiting
-        said wherever the operator is (not in the console of its own box, which asks).
+        """Every box, now: the table (when it shows), and the first decision waiting said
+        wherever the operator is, its countdown as it moves, until it is answered (not
+        in the console of its own box, which asks); a new decision's box selected.
         Then the next look is when a word on a row changes with the clock alone (an age,
         a countdown), if none of the boxes has news before."""
         if self._next is not None:
@@ -266,16 +265,17 @@ class FleetApp(ConsoleFrame):
         self._seen = {key for key, _box, _d in waiting}
         top = next(((key, box, d) for key, box, d in waiting if box != here), None)
         if top is None:
-            if self._texts:
-                self._unsay(self._texts)  # answered, here or elsewhere: stale now
-            self._saying, self._texts = None, set()
+            if self._saying is not None:
+                self._unsay({self._saying[1]})  # answered, here or elsewhere: stale now
+            self._saying = None
         else:
             key, box, d = top
             words = (f"{box}: {d.process} waits for your decision ({d.words})"
                      + (": Esc, then ⏎ on it" if here is not None else ": ⏎ on it"))
             if self._saying != (key, words, here):
-                self._unsay(self._texts - {words})  # (its older words, wherever they are)
-                self._saying, self._texts = (key, words, here), {words}
+                if self._saying is not None and self._saying[1] != words:
+                    self._unsay({self._saying[1]})  # its older words, wherever they are
+                self._saying = (key, words, here)
                 self.notify(words, severity="warning", timeout=DECISION_FOR)
         if new:
             self.table.chosen = False  # a new decision's box is on top: selected
@@ -298,8 +298,8 @@ class FleetApp(ConsoleFrame):
             self._forget(name)  # a new supervisor there: a new console
             entry = None
         if self._saying is not None and self._saying[0][0] == name:
-            self._unsay(self._texts)  # (its console asks it)
-            self._saying, self._texts = None, set()
+            self._unsay({self._saying[1]})  # (its console asks it)
+            self._saying = None
         if entry is None:
             core.send(Watch("all", None, acks=True))  # its output, now that it is seen
             screen = self._console(box, core)
