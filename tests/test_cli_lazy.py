@@ -54,3 +54,18 @@ def test_run_and_status_import_only_their_own_commands_and_each_command_is_found
     typo = subprocess.run([PY, "-m", "proctui", "stauts"], capture_output=True, text=True,
                           timeout=60)
     assert typo.returncode == 2 and "stauts" in typo.stderr and "Traceback" not in typo.stderr
+
+
+def test_the_console_reads_the_command_table_only_when_its_palette_opens():
+    """Every command's module is imported when the table is first read: before the
+    console's first frame only the modules of the requests its keys send may load (the
+    picker once read the table at import, and a console paid for all of them)."""
+    probe = ("import sys; import proctui.frontends.console.app, proctui.core.supervisor; "
+             "import proctui.commands as c; "
+             "print('COMMANDS' in vars(c), sorted(m.rsplit('.', 1)[1] for m in sys.modules "
+             "if m.startswith('proctui.commands.')))")
+    got = subprocess.run([PY, "-c", probe], capture_output=True, text=True, check=True)
+    made, loaded = got.stdout.split(" ", 1)
+    assert made == "False", got.stdout
+    for later in ("reload", "event_log", "print_notices", "signal", "trouble"):
+        assert f"'{later}'" not in loaded, got.stdout

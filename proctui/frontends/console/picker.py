@@ -13,7 +13,8 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from proctui.commands import COMMANDS, Named, Request
+from proctui import commands
+from proctui.commands.base import Named, Request
 from proctui.core.view import ProcessView
 from proctui.frontends.console import keys
 from proctui.frontends.words import look
@@ -64,7 +65,9 @@ def system_commands(console: Console,
     itself; the console's ways out (Detach only in an attached console), zoom and help;
     then Textual's own but its Quit (which would skip the stop sequence)."""
     view = console.selected_view if console.views else None
-    for cls in COMMANDS.values():
+    # The table is read here, when the palette opens: made at import, it would import
+    # every command's module before the console's first frame.
+    for cls in commands.COMMANDS.values():
         on = f"{view.name} · {look(view).label}" if view is not None and \
             issubclass(cls, Named) else ""
         for words, make in cls.palette_entries():
