@@ -53,6 +53,16 @@ class Request(Generic[A]):
     # A client may send it over the control socket (False: a frontend says it only to
     # its own core in the same process).
     wire_op: ClassVar[bool] = True
+    # Offered to agents as a tool of this name by ``proctui mcp`` (None: never), its
+    # arguments and their JSON schema made from the fields, its description from the
+    # docstring. ``decides``: only an operator decides it (kill, abandon, down): an agent
+    # may only ask for it (``request_decision``) unless the server was started with
+    # ``--allow`` naming the tool. ``tool_args``: what an agent is told of each
+    # argument; ``tool_fixed``: fields the door sets itself (never the agent's).
+    tool: ClassVar[str | None] = None
+    decides: ClassVar[bool] = False
+    tool_args: ClassVar[dict[str, str]] = {}
+    tool_fixed: ClassVar[dict[str, object]] = {}
 
     def check(self) -> Done | None:
         """A fault for values of the right type but out of range."""
