@@ -1,5 +1,6 @@
 """What the keys that command the selected process do (s S r K e a A), the answers to a
-decision at a deadline, and the command table's commands offered in the palette. Every
+decision at a deadline and to an agent's request, and the command table's commands
+offered in the palette. Every
 one that acts asks the link first (link.py): read-only, or the link is down, it says so
 instead."""
 
@@ -12,6 +13,7 @@ from textual.screen import Screen
 
 from proctui.commands.abandon import Abandon
 from proctui.commands.adopt import Adopt
+from proctui.commands.answer import AnswerAsk
 from proctui.commands.api import Core
 from proctui.commands.base import Named, Request
 from proctui.commands.extend import Extend
@@ -20,6 +22,7 @@ from proctui.commands.restart import Restart
 from proctui.commands.start import Start
 from proctui.commands.stop import Stop
 from proctui.commands.wait import Wait
+from proctui.core.life.asks import Ask
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.link import LinkWatch
@@ -93,6 +96,10 @@ class ProcessKeys:
             self.sender.send(Abandon(name))
         elif decision.action == "wait":
             self.sender.send(Wait(name))
+
+    def answer(self, ask: Ask, grant: bool) -> None:
+        """The operator's answer to an agent's request (its own checks are done)."""
+        self.sender.send(AnswerAsk(ask.id, grant), said=True)
 
     def command(self, cls: type[Request[Any]], make: Callable[[str], Request[Any]]) -> None:
         """A command of the table, from the palette, with no key of its own: on the
