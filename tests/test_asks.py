@@ -85,7 +85,7 @@ def test_a_denial_is_said_to_the_agent_and_the_same_request_waits_30s_before_aga
     assert ask(s, "abandon", "db").ok
     # Answered once: a second answer (another console, a double key) changes nothing.
     late = s.send(AnswerAsk(1, True), who=CONSOLE)
-    assert late.fault is Fault.REFUSED and "no longer waiting: denied" in late.text
+    assert late.fault is Fault.REFUSED and "no longer waits: denied by" in late.text
     assert s.signals == []
 
 

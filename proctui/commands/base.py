@@ -58,11 +58,15 @@ class Request(Generic[A]):
     # docstring. ``decides``: only an operator decides it (kill, abandon, down): an agent
     # may only ask for it (``request_decision``) unless the server was started with
     # ``--allow`` naming the tool. ``tool_args``: what an agent is told of each
-    # argument; ``tool_fixed``: fields the door sets itself (never the agent's).
+    # argument; ``tool_fixed``: fields the door sets itself (never the agent's);
+    # ``tool_defaults``: an agent's defaults, where they differ from the wire's;
+    # ``tool_required``: arguments an agent must give that the wire need not.
     tool: ClassVar[str | None] = None
     decides: ClassVar[bool] = False
     tool_args: ClassVar[dict[str, str]] = {}
     tool_fixed: ClassVar[dict[str, object]] = {}
+    tool_defaults: ClassVar[dict[str, object]] = {}
+    tool_required: ClassVar[tuple[str, ...]] = ()
 
     def check(self) -> Done | None:
         """A fault for values of the right type but out of range."""
@@ -133,6 +137,8 @@ class Named(Command):
 
     name: str
     cli: ClassVar[Cli | None] = Cli()
+    tool_args: ClassVar[dict[str, str]] = {"name": "the process, by its name (status "
+                                                   "lists them)"}
 
     def event(self, engine: Engine) -> object:
         raise NotImplementedError

@@ -218,8 +218,7 @@ def _find(asks: Asks, number: int) -> Ask | None:
 def _not_waiting(number: int, found: Ask | None) -> str:
     if found is None:
         return f"no request {number} (it may have ended long ago)"
-    return f"request {number} ({found.what}) is no longer waiting: {found.state}, " \
-           f"{found.answer}"
+    return f"request {number} ({found.what}) no longer waits: {found.answer}"
 
 
 def _end(asks: Asks, ask: Ask, state: str, words: str, now: float) -> tuple[Asks, Ask]:
