@@ -13,7 +13,6 @@ from textual.screen import Screen
 
 from proctui.commands.abandon import Abandon
 from proctui.commands.adopt import Adopt
-from proctui.commands.answer import AnswerAsk
 from proctui.commands.api import Core
 from proctui.commands.base import Named, Request
 from proctui.commands.extend import Extend
@@ -22,13 +21,13 @@ from proctui.commands.restart import Restart
 from proctui.commands.start import Start
 from proctui.commands.stop import Stop
 from proctui.commands.wait import Wait
-from proctui.core.life.asks import Ask
 from proctui.core.life.stop import Phase
 from proctui.core.view import ProcessView
 from proctui.frontends.console.link import LinkWatch
 from proctui.frontends.console.sending import Sender
 
-if TYPE_CHECKING:  # (the dialogs load when one first opens)
+if TYPE_CHECKING:  # (the dialogs load when one first opens; the answer with the first)
+    from proctui.core.life.asks import Ask
     from proctui.frontends.console.dialogs import Decision
 
 
@@ -99,6 +98,8 @@ class ProcessKeys:
 
     def answer(self, ask: Ask, grant: bool) -> None:
         """The operator's answer to an agent's request (its own checks are done)."""
+        from proctui.commands.answer import AnswerAsk
+
         self.sender.send(AnswerAsk(ask.id, grant), said=True)
 
     def command(self, cls: type[Request[Any]], make: Callable[[str], Request[Any]]) -> None:
