@@ -234,7 +234,8 @@ def test_looking_acting_and_asking_over_the_socket(served):  # noqa: F811
 
 
 def test_answers_are_bounded_pages(served):  # noqa: F811
-    flood = "import sys\nfor i in range(20000): print('line', i, 'x' * 300)\n" \
+    # Lines of quotes and backslashes: twice as long in JSON as on the screen.
+    flood = "import sys\nfor i in range(20000): print('line', i, '\\\\\"' * 1000)\n" \
             "import time\ntime.sleep(60)"
     s = served([pyspec("flood", flood, scrollback=30_000)])
     door = door_on(s)

@@ -574,13 +574,15 @@ def _lines(page: TailPage, most: int) -> tuple[list[str], bool]:
     out: list[str] = []
     size = 0
     for line, stream in zip(page.lines, page.streams, strict=False):
-        text = clean(line, colour=False)
+        text = clean(line, colour=False)[:MAX_REPLY // 8]
         if stream == Stream.PROCTUI:
             text = f"── {text}"
-        size += len(text.encode()) + 8
+        # Measured as it will be sent: a line of quotes and backslashes is twice as long
+        # in JSON, and must not make the page longer than an answer may be.
+        size += len(json.dumps(text, ensure_ascii=False).encode()) + 1
         if len(out) >= most or (out and size > MAX_REPLY // 2):
             return out, True
-        out.append(text[:MAX_REPLY // 4])
+        out.append(text)
     return out, False
 
 
