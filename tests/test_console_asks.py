@@ -75,6 +75,30 @@ async def test_the_request_is_a_question_with_the_agents_reason_at_every_size(si
         sup.send(Kill("web"))
 
 
+async def test_the_questions_age_and_lapse_move_while_nothing_else_does():
+    """Every process has ended, so no figure of the table moves with the clock: the
+    question's own words still do (they froze at "asked 0.0s ago" before)."""
+    import time
+
+    from proctui.core.life.asks import Ask
+    from proctui.core.life.outcome import Outcome
+    from proctui.frontends.console.app import ProctuiApp
+    from tests.fake_core import FakeCore
+    from tests.fake_core import view as fixed
+
+    now = time.monotonic()
+    ended = fixed("db", Phase.ENDED, ended_at=now - 100,
+                  outcome=Outcome(OutcomeKind.EXITED, "exited: exit code 0"))
+    request = Ask(1, "down", "", "the work is done", "an agent through proctui mcp",
+                  now, now + 300)
+    app = ProctuiApp(FakeCore([ended], asks=(request,)), clock=time.monotonic)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await asked(pilot, app)
+        await until(pilot, lambda: "it lapses in 4m58s" in
+                    " ".join(re.sub("[█▀▄▌▐]", " ", screen(app)).split()),
+                    timeout=10, what="the countdown to its lapse to move")
+
+
 @pytest.mark.parametrize("key", ["enter", "escape"])
 async def test_enter_and_escape_put_it_off_and_grant_nothing(key):
     async with console(specs()) as (app, pilot, sup):
