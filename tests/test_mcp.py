@@ -90,6 +90,13 @@ def test_an_agent_asks_and_the_operator_answers_on_a_real_console(tmp_path, inst
                 assert status["supervisor"]["pid"] == d.pid
                 page = await call(session, "logs", name="web", lines=5)
                 assert page["lines"][-1] == "ready" and not page["more"], page
+                resources = {str(r.uri) for r in (await session.list_resources()).resources}
+                assert resources == {"proctui://journal", "proctui://output/web",
+                                     "proctui://output/db"}
+                output = await session.read_resource("proctui://output/web")
+                assert output.contents[0].text.endswith("ready")
+                entries = (await session.read_resource("proctui://journal")).contents[0].text
+                assert [json.loads(e)["kind"] for e in entries.splitlines()][:1] == ["begin"]
 
                 # A stop, then more time for it: the agent's extend, as an operator's.
                 assert (await call(session, "stop", name="web"))["ok"]
