@@ -105,6 +105,10 @@ class FakeExecutor:
     def store_rebuilt(self) -> None:
         pass
 
+    def later(self, delay: float, fn: Callable[..., None], *args: object) -> None:
+        self.s._count += 1
+        self.s._arm(("later", self.s._count), self.s.now + delay, lambda: fn(*args))
+
     def close(self, output_path: Callable[[str], str | None]) -> None:
         pass
 
@@ -197,11 +201,13 @@ class Scenario:
         self.engine.post(name, event)
         self.settle()
 
-    def send(self, request: Any) -> Done:
+    def send(self, request: Any, who: dict[str, object] | None = None) -> Done:
+        """``request`` as a door sends it (``who``: a control socket's client)."""
         import concurrent.futures
 
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.engine.command(request.execute, future)
+        self.engine.command(lambda e: request.check() or request.execute(e), future,
+                            who=who)
         self.settle()
         return future.result(timeout=0)
 

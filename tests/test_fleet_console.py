@@ -62,6 +62,21 @@ def test_a_decision_is_on_top_with_its_countdown_and_a_lost_box_after_it():
     assert got == ["boxb", "boxe", "boxd", "boxc", "boxa"]
 
 
+def test_an_agents_request_waiting_is_a_decision_on_top_with_when_it_lapses():
+    from proctui.core.life.asks import Ask
+
+    ask = Ask(1, "kill", "web", "it hangs", "an agent through proctui mcp", 4.0, 304.0)
+    r = row_of("boxa", snap(view("web", Phase.RUNNING), asks=(ask,)), 10.0, 0.0,
+               LinkState.UP, "up 1m")
+    assert r.worst == "an agent's request to kill web waits for your decision: lapses " \
+                      "in 4m54s" and r.rank == 0
+    assert r.due is not None and r.due <= 11.0  # its countdown moves: looked at again
+    answered = Ask(1, "kill", "web", "it hangs", "an agent", 4.0, 304.0, state="denied")
+    r = row_of("boxa", snap(view("web", Phase.RUNNING), asks=(answered,)), 10.0, 0.0,
+               LinkState.UP, "up 1m")
+    assert r.worst == "all well"
+
+
 def test_a_crash_loop_is_trouble_on_its_row_while_it_waits_and_while_it_runs_again():
     """demo --fleet's edge-3 (a crash loop) read "all well"; and its ready processes with
     no ready check were not counted ready (is-ready counts them)."""

@@ -125,9 +125,9 @@ def test_the_outcome_line_ends_the_pane(installed, tmp_path, rows, columns):
 
 def help_items() -> list[str]:
     """Each key of the help as its row begins: the key, then its first words."""
-    from proctui.frontends.console.keys import DIALOG, LEAVE, MAIN, READING, help_rows
+    from proctui.frontends.console.keys import every_row
 
-    rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+    rows = every_row()
     width = max(len(key) for _, key, _ in rows)
     return [f"{key.ljust(width)}  {words[:20]}" for _, key, words in rows]
 

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "proctui.cli.launch": ("run", "up", "demo"),
     "proctui.cli.config_commands": ("check", "export"),
     "proctui.cli.control_commands": ("status", "why", "is-ready", "logs", "events", "down",
-                                     "attach", "stdio"),
+                                     "attach", "stdio", "mcp"),
     "proctui.cli.rundir_commands": ("ls", "clean", "timeline"),
 }
 _MODULE = {name: module for module, names in COMMANDS.items() for name in names}

@@ -281,6 +281,51 @@ def _attach_fleet(host: tuple[str, ...], fleet: Path | None, file: Path | None,
                        refresh_hz=refresh, read_only=read_only, again=again))
 
 
+@click.command("mcp")
+@where_options()
+@click.option("--allow", "allow", metavar="TOOLS", default="",
+              help="Hand these over to the agent, comma-separated: kill, abandon, down "
+                   "(else it may only ask, and an operator decides), and act (start, "
+                   "stop, restart, extend, reload, request_decision: allowed here, and "
+                   "over --host only so).")
+@click.option("--read-only", is_flag=True,
+              help="Let the agent look, never act (the supervisor refuses it too).")
+def mcp(file: Path | None, run_dir: Path | None, host: str | None, allow: str,
+        read_only: bool) -> None:
+    """Serve a running supervisor to an agent: an MCP server on stdio (pip install
+    'proctui[mcp]'). Tools: status, why, logs, events, is_ready, timeline, decision;
+    start, stop, restart, extend, reload and request_decision where it may act; kill,
+    abandon and down only with --allow. Over --host it only looks unless --allow act."""
+    import importlib
+
+    from proctui.frontends import agent
+
+    allowed = agent.parse_allow(allow)
+    if isinstance(allowed, str):
+        fail(allowed)
+    assert not isinstance(allowed, str)
+    if read_only and allowed:
+        fail("--read-only and --allow: one or the other")
+    try:
+        for module in ("mcp.server.lowlevel", "mcp.server.stdio", "anyio"):
+            importlib.import_module(module)
+    except ImportError as e:
+        fail(f"proctui mcp needs the MCP SDK, an optional extra: pip install "
+             f"'proctui[mcp]' ({e})")
+    from proctui.frontends import control, mcp_server
+    from proctui.remote.client import RemoteCore
+
+    policy = agent.Policy.of(allowed, remote=host is not None, read_only=read_only)
+    dial = control.dialer(file, run_dir, host, policy.read_only)
+
+    def connect() -> tuple[RemoteCore, Any]:
+        conn = dial()
+        return (RemoteCore(conn, output=False, kind="mcp", dial=dial,
+                           read_only=policy.read_only), conn.hello)
+
+    sys.exit(mcp_server.serve(connect, policy, host or "this machine"))
+
+
 @click.command(hidden=True)
 @where_options(remote=False)
 def stdio(file: Path | None, run_dir: Path | None) -> None:

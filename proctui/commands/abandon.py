@@ -24,6 +24,8 @@ class Abandon(Named):
     names every pid left running (abandoned: pid 4121 left running)."""
 
     op = "abandon"
+    tool = "abandon"
+    decides = True  # an agent asks for it (request_decision), unless --allow abandon
     cli: ClassVar[Cli | None] = Cli("NAME...", "abandon")
     palette = "Abandon the selected process: leave it running, never signal it again"
 

@@ -53,6 +53,20 @@ class Request(Generic[A]):
     # A client may send it over the control socket (False: a frontend says it only to
     # its own core in the same process).
     wire_op: ClassVar[bool] = True
+    # Offered to agents as a tool of this name by ``proctui mcp`` (None: never), its
+    # arguments and their JSON schema made from the fields, its description from the
+    # docstring. ``decides``: only an operator decides it (kill, abandon, down): an agent
+    # may only ask for it (``request_decision``) unless the server was started with
+    # ``--allow`` naming the tool. ``tool_args``: what an agent is told of each
+    # argument; ``tool_fixed``: fields the door sets itself (never the agent's);
+    # ``tool_defaults``: an agent's defaults, where they differ from the wire's;
+    # ``tool_required``: arguments an agent must give that the wire need not.
+    tool: ClassVar[str | None] = None
+    decides: ClassVar[bool] = False
+    tool_args: ClassVar[dict[str, str]] = {}
+    tool_fixed: ClassVar[dict[str, object]] = {}
+    tool_defaults: ClassVar[dict[str, object]] = {}
+    tool_required: ClassVar[tuple[str, ...]] = ()
 
     def check(self) -> Done | None:
         """A fault for values of the right type but out of range."""
@@ -123,6 +137,8 @@ class Named(Command):
 
     name: str
     cli: ClassVar[Cli | None] = Cli()
+    tool_args: ClassVar[dict[str, str]] = {"name": "the process, by its name (status "
+                                                   "lists them)"}
 
     def event(self, engine: Engine) -> object:
         raise NotImplementedError

@@ -26,6 +26,9 @@ class ReadEvents(Request[EventsPage]):
     """Events after number ``since`` (the client asks for the next page)."""
 
     op = "events"
+    tool = "events"
+    tool_args = {"since": "the sequence number of the last event you read (0: from the "
+                          "oldest kept); the reply's next is the one to ask from next"}
     since: int = 0
 
     def check(self) -> Done | None:

@@ -30,6 +30,10 @@ class Extend(Named):
     is one line, exit status 2."""
 
     op = "extend"
+    tool = "extend"
+    tool_args = {"name": "the process, stopping (status lists them)",
+                 "by": "seconds to add, more than 0 and at most 100 days (null: its "
+                       "extend_step)"}
     by: float | None = None
     cli: ClassVar[Cli | None] = Cli("NAME [SECONDS | --no-deadline]", "extend")
 

@@ -24,6 +24,8 @@ class Kill(Named):
     it."""
 
     op = "kill"
+    tool = "kill"
+    decides = True  # an agent asks for it (request_decision), unless --allow kill
     cli: ClassVar[Cli | None] = Cli("NAME...", "kill")
     palette = "Kill the selected process now: SIGKILL to its whole group"
 

@@ -37,6 +37,7 @@ class Reload(Command):
     change once the removed have ended (see "proctui reload" below)."""
 
     op = "reload"
+    tool = "reload"
     cli: ClassVar[Cli | None] = Cli("", "reload")
     palette = "Reload the config file: start what was added, stop what was removed"
 

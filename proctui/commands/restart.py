@@ -24,6 +24,7 @@ class Restart(Named):
     up); one that had ended starts again."""
 
     op = "restart"
+    tool = "restart"
     cli: ClassVar[Cli | None] = Cli("NAME...", "restart")
     palette = "Restart the selected process"
 

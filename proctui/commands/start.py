@@ -24,6 +24,7 @@ class Start(Named):
     everything stops."""
 
     op = "start"
+    tool = "start"
     cli: ClassVar[Cli | None] = Cli("NAME...", "start")
     palette = "Start the selected process again, once it has ended"
 

@@ -24,6 +24,7 @@ class Stop(Named):
     on_timeout; it is not restarted."""
 
     op = "stop"
+    tool = "stop"
     cli: ClassVar[Cli | None] = Cli("NAME...", "stop")
     palette = "Stop the selected process: its stop signal, then the countdown"
 

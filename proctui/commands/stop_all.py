@@ -24,6 +24,12 @@ class StopAll(Command):
     """Stop everything (``down``; the console's S)."""
 
     op = "stop_all"
+    # As an agent's tool: proctui down's stop, said to be the agent's (--allow down).
+    tool = "down"
+    decides = True
+    tool_fixed = {"why": Why.AGENT.value}
+    tool_args = {"ordered": "in dependency order, dependents first (false: everything "
+                            "at once)"}
     ordered: bool = True
     why: str = Why.OPERATOR.value
     palette = "Stop everything, in dependency order, with countdowns"

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from proctui.config import ProcessSpec
 from proctui.core.executor import Executor
+from proctui.core.life import asks
 from proctui.core.life import effects as fx
 from proctui.core.life import inputs as i
 from proctui.core.life import machine as life
@@ -104,6 +105,11 @@ class Engine:
         self._taking = False
         self._urgent: list[tuple[str, object]] = []  # deadlines come, this turn of the loop
         self._command: _Command | None = None
+        # Who sent the command being taken (the control socket's client: uid, pid, ssh,
+        # what it said it is); None for the supervisor's own frontends.
+        self.sender: dict[str, object] | None = None
+        self._asked: set[str] = set()  # processes an agent's waiting request is about
+        self._mooting: set[int] = set()  # requests found moot, their event on its way
         self._replies: list[tuple[concurrent.futures.Future[Any], Done]] = []
         self._unfinished: set[str] = set()
         self._watching: dict[str, None] = {}  # waiting for deps, or for dependents
@@ -272,20 +278,24 @@ class Engine:
 
     def command(self, execute: Callable[[Engine], object],
                 future: concurrent.futures.Future[Any],
-                journal: tuple[Journaled, dict[str, object]] | None = None) -> None:
+                journal: tuple[Journaled, dict[str, object]] | None = None,
+                who: dict[str, object] | None = None) -> None:
         """A command from any door: ``execute`` posts its events (or answers at once);
         the reply is the first answer the step function gives, with the next snapshot.
-        ``journal``: the request and who sent it, journaled first."""
+        ``journal``: the request and who sent it, journaled first; ``who``: who sent it
+        (``sender`` while it is taken), whether it is journaled or not."""
         if journal is not None:
             self.journal_command(*journal)
         cmd = _Command(future)
         self._command = cmd
+        self.sender = who
         try:
             result = execute(self)
         except Exception as e:  # a command the core refused outright: said, not raised
             result = Done(False, str(e).strip("'\""), Fault.REFUSED)
         finally:
             self._command = None
+            self.sender = None
         if isinstance(result, concurrent.futures.Future):
             # It answers by itself, later (a reload waits for what it removes).
             def answered(done: concurrent.futures.Future[Any]) -> None:
@@ -371,6 +381,8 @@ class Engine:
             for effect in effects:
                 for fact in self._effect(p, effect):
                     local.append((target, fact))
+        if name in self._asked:
+            self._asks_still_mean(name)
         if self._look_again:
             self._look_again = False
             self._looks()
@@ -468,6 +480,8 @@ class Engine:
         self._unfinished.discard(p.name)
         self._watching.pop(p.name, None)
         self._set_world(w.Removed(p.name, p.last))
+        if p.name in self._asked:
+            self._asks_still_mean(p.name)
         self.journal.write(Kind.NOTICE, p.name, text="removed from the config (reload)")
         for hook in list(self.forget_hooks):
             hook(p.name)
@@ -476,6 +490,11 @@ class Engine:
 
     def _take_world(self, event: object) -> None:
         decided = self._set_world(event)  # type: ignore[arg-type]
+        if decided.asks is not None:
+            self._asks_said(decided.asks)
+        if decided.first:  # everything began to stop: a request to stop it means nothing
+            why = self.world.shutdown_why or Why.OPERATOR
+            self._asks_said(self._set_world(asks.Stopping(why.value, self.clock())).asks)
         for text in decided.said:
             self.executor.say(None, text)
             self.journal.write(Kind.NOTICE, text=text)
@@ -495,6 +514,65 @@ class Engine:
             if decided.first:
                 self._journal_shutdown(Why.OPERATOR, True, abandon=True)
             self._each_active(i.AbandonCmd(), abandon=True)
+
+    # -- agents' requests for a decision ----------------------------------------------------
+
+    def _asks_said(self, said: asks.Said | None) -> None:
+        """Carry out what the requests' step decided: the reply to the command that
+        brought it, the journal (who asked, who answered) and a line in the process's
+        pane, the lapse's timer, and a grant, as the operator's own command."""
+        if said is None:
+            return
+        if said.reply is not None and self._command is not None and \
+                self._command.answer is None:
+            self._command.answer = said.reply
+        who = self.sender or {}
+        if said.new is not None:
+            a = said.new
+            self.journal.write(Kind.ASK, a.name or None, None, id=a.id, choice=a.choice,
+                               why=a.why, **who)
+            self.executor.say(a.name or None, f"{a.asker} asks to {a.what} (request {a.id}): "
+                                              f"{a.why}")
+            self.executor.later(max(0.0, a.expires_at - self.clock()), self._ask_lapsed, a.id)
+        for a in said.ended:
+            self._mooting.discard(a.id)
+            answered = a.state in (asks.GRANTED, asks.DENIED)
+            self.journal.write(Kind.ANSWER, a.name or None, None, id=a.id, choice=a.choice,
+                               answer=a.state, text=a.answer, **(who if answered else {}))
+            self.executor.say(a.name or None, f"request {a.id} ({a.what}): {a.answer}")
+        granted = said.granted
+        if granted is not None:
+            if granted.choice == "kill":
+                self._inbox.append((granted.name, i.KillCmd()))
+            elif granted.choice == "abandon":
+                self._inbox.append((granted.name, i.AbandonCmd()))
+            else:
+                self._inbox.append((None, w.StopAll(Why.GRANTED)))
+        self._asked = {a.name for a in self.world.asks.waiting if a.name}
+
+    def _ask_lapsed(self, number: int) -> None:
+        self.post(None, asks.Expired(number, self.clock()))
+
+    def _asks_still_mean(self, name: str) -> None:
+        """A process an agent's request is about changed: once the run it was asked
+        about has ended (or the process is gone), the request means nothing."""
+        p = self.table.get(name)
+        for a in self.world.asks.waiting:
+            if a.name != name or a.id in self._mooting:
+                continue
+            run = p.run if p is not None else None
+            if run is not None and run.number == a.run and p is not None and p.active:
+                continue
+            self._mooting.add(a.id)
+            if p is None:
+                why = f"{name} was removed from the config meanwhile"
+            elif run is not None and run.number == a.run:
+                ended = run.outcome or p.last
+                why = f"{name} ended meanwhile" + (f" ({ended.text})" if ended else "")
+            else:
+                why = f"{name} ended meanwhile, and has started again since"
+            self._inbox.append((None, asks.Moot(a.id, f"{why}: nothing left to decide",
+                                                self.clock())))
 
     def _set_world(self, event: w.WorldEvent) -> w.Decided:
         new, decided = w.world_step(self.world, event)
@@ -649,6 +727,9 @@ class Engine:
     # -- the end ----------------------------------------------------------------------
 
     def close(self) -> None:
+        for a in self.world.asks.waiting:  # nobody can answer it now
+            self.journal.write(Kind.ANSWER, a.name or None, id=a.id, choice=a.choice,
+                               answer="ended", text="the supervisor ended")
         self.executor.flush_said()
         self.journal.write(Kind.END)
         self.journal.close()

@@ -87,6 +87,17 @@ class EventsPage(Done):
         return {"events": self.events, "next": self.next, "lost": self.lost}
 
 
+@dataclass(frozen=True)
+class AskReply(Done):
+    """The reply to an agent's request for a decision (``request_decision``) and to an
+    operator's answer to one: the request as it stands now (``asks.ask_dict``), or {}."""
+
+    ask: dict[str, object] = field(default_factory=dict)
+
+    def wire(self) -> dict[str, Any]:
+        return {"ask": self.ask}
+
+
 def fault_from_wire(d: Mapping[str, Any]) -> Fault | None:
     name = d.get("fault")
     if not isinstance(name, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from proctui.core.life.asks import Ask
 from proctui.core.life.outcome import Outcome, exit_status_for
 from proctui.core.life.stages import Stage
 from proctui.core.life.state import Proc
@@ -61,6 +62,9 @@ class CoreSnapshot:
     removed: tuple[tuple[str, Outcome | None], ...] = ()
     journal_seq: int = 0  # the newest journal entry's number
     worst: int = 0  # the exit status the outcomes so far give (see exit_status)
+    # Agents' requests for a decision: those waiting for an operator, and the latest that
+    # ended (asks.py), in the order they were asked.
+    asks: tuple[Ask, ...] = ()
     consoles: int = field(default=0, compare=False)  # consoles attached (a remote's)
     link: Link | None = field(default=None, compare=False)
 
@@ -76,7 +80,7 @@ class CoreSnapshot:
                    abandoned_all=world.abandon_all, interactive=world.interactive,
                    crash=world.crash, troubles=tuple(t for _, t in world.troubles),
                    strays=world.strays, removed=removed, journal_seq=journal_seq,
-                   worst=worst)
+                   worst=worst, asks=world.asks.all())
 
     def final(self) -> list[tuple[str, Outcome | None]]:
         """Each process's last outcome (None: it never started), and those a reload
@@ -100,6 +104,11 @@ class CoreSnapshot:
     @property
     def names(self) -> list[str]:
         return [v.name for v in self.views]
+
+    @property
+    def waiting_asks(self) -> tuple[Ask, ...]:
+        """Agents' requests that wait for an operator, oldest first."""
+        return tuple(a for a in self.asks if a.waiting)
 
 
 def worst_of(worst: list[int], world: World) -> int:

@@ -163,7 +163,8 @@ class Supervisor:
                 future.set_result(failed(Fault.GONE, "the supervisor is not running"))
                 return
             # Every door checks its values, not only the control socket's decoder.
-            engine.command(lambda e: request.check() or request.execute(e), future, journal)
+            engine.command(lambda e: request.check() or request.execute(e), future, journal,
+                           who)
 
         self._call(call, future)
         return future

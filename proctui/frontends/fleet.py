@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import field
 from enum import Enum
 
+from proctui.core.life.asks import Ask
 from proctui.core.life.outcome import OutcomeKind, seconds
 from proctui.core.life.stop import Phase
 from proctui.core.snapshot import CoreSnapshot
@@ -123,6 +124,11 @@ def _decision_words(view: ProcessView, now: float, due: Due) -> str:
     return f"{action} in {words}" if action else f"{words} left"
 
 
+def _lapse_words(ask: Ask, now: float, due: Due) -> str:
+    due.add(left_changes(ask.expires_at - now))
+    return f"lapses in {left(ask.expires_at - now)}"
+
+
 def _failed(view: ProcessView) -> bool:
     if view.phase is not Phase.ENDED:
         return False
@@ -165,6 +171,10 @@ def row_of(box: str, snap: CoreSnapshot | None, now: float, wall: float,
                     and v.outcome.kind in (OutcomeKind.ABANDONED, OutcomeKind.HELD))
     decisions = tuple(Decision(v.name, _decision_words(v, now, soon), v.decision_since)
                       for v in views if v.phase is Phase.DECIDING)
+    # An agent's request waits for the operator as a decision does (its box's console
+    # asks it; here it is said, with when it lapses).
+    decisions += tuple(Decision(f"an agent's request to {a.what}", _lapse_words(a, now, soon),
+                                a.asked_at) for a in snap.asks if a.waiting)
     stale = ""
     if link is not LinkState.UP and snap.link is not None and snap.link.heard is not None:
         stale = f"as of {duration(now - snap.link.heard)} ago"

@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from proctui.core.life.asks import Ask
 from proctui.core.life.outcome import Outcome, OutcomeKind, signal_name
 from proctui.core.life.stop import Phase
 from proctui.core.output.text import clean
+from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
 from proctui.frontends.words import countdown, duration, look, running_words
 from proctui.protocol import pushes
@@ -91,7 +93,13 @@ def process_json(v: ProcessView, now: float) -> dict[str, Any]:
 
 
 def status_json(conn: Connection, now: float) -> dict[str, Any]:
-    hello, st = conn.hello, conn.state
+    return status_of(conn.hello, conn.state, conn.ordered_views(), now)
+
+
+def status_of(hello: pushes.Hello, st: State | CoreSnapshot, views: Sequence[ProcessView],
+              now: float) -> dict[str, Any]:
+    """``status --json``: from the supervisor's hello, its state (as pushed, or as a
+    snapshot of it) and its views."""
     return {"schema": SCHEMA, "supervisor": {
         "pid": hello.pid, "version": hello.version,
         "source": hello.source, "run_dir": hello.run_dir,
@@ -99,8 +107,28 @@ def status_json(conn: Connection, now: float) -> dict[str, Any]:
         "shutting_down": st.shutting_down, "shutdown_why": st.shutdown_why,
         "all_ended": st.all_ended,
         "exit_status": st.exit_status if st.all_ended else None,
-        "troubles": troubles(st)},
-        "processes": [process_json(v, now) for v in conn.ordered_views()]}
+        "troubles": list(st.troubles)},
+        "processes": [process_json(v, now) for v in views],
+        "asks": [ask_json(a, now) for a in st.asks]}
+
+
+def ask_json(a: Ask, now: float) -> dict[str, Any]:
+    """An agent's request for a decision, for scripts and agents: times as seconds from
+    now, never a clock's reading."""
+    return {"id": a.id, "choice": a.choice, "name": a.name or None, "why": a.why,
+            "asker": a.asker, "state": a.state, "pid": a.pid,
+            "asked_s_ago": round(now - a.asked_at, 3),
+            "lapses_in_s": round(a.expires_at - now, 3) if a.waiting else None,
+            "answered_s_ago": round(now - a.answered_at, 3)
+            if a.answered_at is not None else None,
+            "answer": a.answer or None}
+
+
+def ask_line(a: Ask, now: float) -> str:
+    """A request waiting for the operator, in a line of ``status``."""
+    return (f"request {a.id}: {a.asker} asks to {a.what}: {a.why!r} (asked "
+            f"{duration(now - a.asked_at)} ago, lapses in "
+            f"{duration(max(0.0, a.expires_at - now))}): proctui answer {a.id} grant|deny")
 
 
 # -- waiting on pushed views --------------------------------------------------------------
@@ -325,6 +353,10 @@ def status(conn: Connection, as_json: bool, out: TextIO) -> int:
     for trouble in troubles(state):
         for piece in wrap_words(clean(f"warning: {trouble}"), columns, 2):
             out.write(piece + "\n")
+    for ask in state.asks:
+        if ask.waiting:
+            for piece in wrap_words(clean(ask_line(ask, now)), columns, 2):
+                out.write(piece + "\n")
     return 0
 
 

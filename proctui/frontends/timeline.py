@@ -162,7 +162,7 @@ class Builder:
         if t >= self.end and wall is not None:
             self.latest = (t, wall)
         self.start, self.end = min(self.start, t), max(self.end, t)
-        if e.get("kind") == "command":
+        if e.get("kind") in ("command", "ask", "answer"):
             self.commands_seen += 1
             self.commands.append((t, _command(e)))
         if e.get("kind") == "shutdown" and self.shutdown is None:
@@ -198,14 +198,25 @@ class Builder:
 
 def _command(e: dict[str, object]) -> str:
     """A command over the control socket and who sent it: "stop web  uid 1000 · ssh
-    10.0.0.5 port 50000"."""
+    10.0.0.5 port 50000"; an agent's request and its answer: "ask 3: kill web  mcp uid
+    1000: it hangs", "answer 3: granted  console uid 1000"."""
     name = e.get("name")
-    what = visible(e.get("op"), 20) + (f" {visible(name, MAX_NAME)}" if name else "")
+    kind = e.get("kind")
+    if kind == "ask":
+        what = f"ask {visible(e.get('id'), 12)}: {visible(e.get('choice'), 12)}" + \
+            (f" {visible(name, MAX_NAME)}" if name else "")
+    elif kind == "answer":
+        what = f"answer {visible(e.get('id'), 12)}: {visible(e.get('answer'), 12)}"
+    else:
+        what = visible(e.get("op"), 20) + (f" {visible(name, MAX_NAME)}" if name else "")
     if (by := _number(e.get("by"))) is not None:
         what += f" by {by:g}s"
     ssh = visible(e.get("ssh") or "", 80).split()
     via = f" · ssh {ssh[0]} port {ssh[1]}" if len(ssh) == 2 else ""
-    return f"{what}  uid {visible(e.get('uid'), 12)}{via}"
+    client = f"{visible(e.get('client'), 16)} " if e.get("client") else ""
+    who = f"  {client}uid {visible(e.get('uid'), 12)}{via}" if "uid" in e else ""
+    why = f": {visible(e.get('why'), 256)}" if kind == "ask" and e.get("why") else ""
+    return f"{what}{who}{why}"
 
 
 def build(entries: Iterable[dict[str, object]], now_wall: float | None = None) -> Picture:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -42,6 +42,17 @@ def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
     cls = WIRE.get(op) or LINK.get(op)
     if cls is None:
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {op!r}")
+    values = fields_of(cls, message, op)
+    if isinstance(values, Done):
+        return values
+    request = cls(**values)
+    return request.check() or request
+
+
+def fields_of(cls: type, message: Mapping[str, Any], op: str) -> dict[str, Any] | Done:
+    """The values ``message`` gives for the fields of the dataclass ``cls``, each checked
+    against its annotation and bounded; or the fault that says which is wrong (``op``
+    names it). Keys that are no field are ignored. Never raises."""
     hints = _hints(cls)
     values: dict[str, Any] = {}
     for f in fields(cls):
@@ -55,8 +66,57 @@ def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
             return failed(Fault.BAD_REQUEST if not _is_number(message[f.name]) else
                           Fault.BAD_VALUE,
                           f"{op}: {f.name} is not {_describe(hints[f.name])}")
-    request = cls(**values)
-    return request.check() or request
+    return values
+
+
+def json_schema(cls: type, said: Mapping[str, str] | None = None,
+                fixed: Collection[str] = ()) -> dict[str, Any]:
+    """The JSON schema of the fields of the dataclass ``cls`` (but ``fixed``), as
+    ``fields_of`` checks them: the same types and bounds, so what the schema allows is
+    what is taken. ``said``: a description of each field."""
+    hints = _hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for f in fields(cls):
+        if f.name in fixed:
+            continue
+        schema = _schema(hints[f.name])
+        if said and f.name in said:
+            schema["description"] = said[f.name]
+        if f.default is not MISSING and f.default is not None and \
+                isinstance(f.default, str | int | float | bool):
+            schema["default"] = f.default
+        properties[f.name] = schema
+        if f.default is MISSING and f.default_factory is MISSING:
+            required.append(f.name)
+    out: dict[str, Any] = {"type": "object", "properties": properties,
+                           "additionalProperties": False}
+    if required:
+        out["required"] = required
+    return out
+
+
+def _schema(hint: Any) -> dict[str, Any]:
+    origin = get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return {"anyOf": [_schema(option) for option in get_args(hint)]}
+    if origin is Literal:
+        return {"type": "string", "enum": list(get_args(hint))}
+    if origin is list:
+        (item,) = get_args(hint)
+        return {"type": "array", "items": _schema(item), "maxItems": MAX_NAMES}
+    if origin is dict:
+        _key, item = get_args(hint)
+        return {"type": "object", "additionalProperties": _schema(item),
+                "maxProperties": MAX_NAMES}
+    return dict(_SIMPLE[hint])
+
+
+_SIMPLE: dict[Any, dict[str, Any]] = {
+    type(None): {"type": "null"}, bool: {"type": "boolean"},
+    int: {"type": "integer", "minimum": -MAX_NUMBER, "maximum": MAX_NUMBER},
+    float: {"type": "number", "minimum": -MAX_NUMBER, "maximum": MAX_NUMBER},
+    str: {"type": "string", "maxLength": MAX_NAME}}
 
 
 _HINTS: dict[type, dict[str, Any]] = {}

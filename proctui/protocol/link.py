@@ -95,6 +95,12 @@ class Tail(Request[TailPage]):
     without it, from ``lines`` lines before the end (None: the oldest line kept)."""
 
     op = "tail"
+    tool = "logs"
+    tool_args = {"name": "the process (status lists them)",
+                 "lines": "the last LINES lines (without start); default 100",
+                 "start": "the line number to read from (a page's next, to read on)"}
+    tool_defaults = {"lines": 100}
+    tool_required = ("name",)
     name: str = ""
     lines: int | None = None
     start: int | None = None

@@ -11,6 +11,7 @@ from dataclasses import field
 from typing import Any
 
 from proctui.config.spec import MAX_SCROLLBACK
+from proctui.core.life.asks import Ask
 from proctui.core.life.outcome import Outcome
 from proctui.core.snapshot import CoreSnapshot
 from proctui.core.view import ProcessView
@@ -18,6 +19,7 @@ from proctui.protocol import wire
 from proctui.records import dataclass
 
 MAX_SHOWN = 1000  # characters of a trouble or a crash kept from the wire
+MAX_ASKS = 64  # agents' requests kept from one state (a supervisor keeps 8 + 16)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class State:
     journal_seq: int = 0
     worst: int = 0
     consoles: int = 0
+    asks: tuple[Ask, ...] = ()  # agents' requests for a decision (waiting, lately ended)
 
     @classmethod
     def of(cls, s: CoreSnapshot, consoles: int) -> State:
@@ -69,7 +72,7 @@ class State:
                    shutdown_why=s.shutdown_why, abandoned_all=s.abandoned_all,
                    interactive=s.interactive, crash=s.crash, troubles=s.troubles,
                    strays=s.strays, removed=s.removed, journal_seq=s.journal_seq,
-                   worst=s.worst, consoles=consoles)
+                   worst=s.worst, consoles=consoles, asks=s.asks)
 
     def snapshot(self, views: tuple[ProcessView, ...], seq: int) -> CoreSnapshot:
         return CoreSnapshot(seq=seq, views=views, all_ended=self.all_ended,
@@ -78,7 +81,7 @@ class State:
                             interactive=self.interactive, crash=self.crash,
                             troubles=self.troubles, strays=self.strays, removed=self.removed,
                             journal_seq=self.journal_seq, worst=self.worst,
-                            consoles=self.consoles)
+                            consoles=self.consoles, asks=self.asks)
 
     @property
     def exit_status(self) -> int:
@@ -94,7 +97,8 @@ class State:
                             for n, o in self.removed],
                 "journal_seq": self.journal_seq, "worst": self.worst,
                 "exit_status": self.exit_status if self.all_ended else None,
-                "consoles": self.consoles}
+                "consoles": self.consoles,
+                "asks": [wire.ask_to_dict(a) for a in self.asks]}
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,9 @@ def _state(d: dict[str, Any]) -> State:
         journal_seq=_whole(d.get("journal_seq")),
         worst=worst if wire.whole(worst) and worst in (0, 1, 3) else
         (1 if worst is not None else 0),
-        consoles=_whole(d.get("consoles")))
+        consoles=_whole(d.get("consoles")),
+        asks=tuple(a for a in map(wire.ask_from_dict, _list(d.get("asks"))[:MAX_ASKS])
+                   if a is not None))
 
 
 def _out(d: dict[str, Any]) -> Out | None:

@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any, TypeGuard, Union, get_args, get_origin, get_type_hints
 
 from proctui.config.spec import MAX_SECONDS
+from proctui.core.life.asks import STATES, Ask, ask_dict
 from proctui.core.life.outcome import ExitStatus, Outcome, OutcomeKind, Reason, Sent
 from proctui.core.life.stop import DeadlineAction, Phase
 from proctui.core.view import ProcessView, Usage
@@ -236,14 +237,53 @@ def _checker(hint: Any) -> Callable[[object], bool]:
     return lambda value: False
 
 
-def shift_times(view: dict[str, Any], offset: float) -> None:
+def shift_times(view: dict[str, Any], offset: float,
+                times: tuple[str, ...] = TIME_FIELDS) -> None:
     """Move a view's monotonic times (in its wire form) by ``offset`` seconds: from the
     server's clock into the client's. Anything that is not a number is left for
     ``view_from_dict`` to judge."""
-    for name in TIME_FIELDS:
+    for name in times:
         value = view.get(name)
         if finite(value):
             view[name] = value + offset
+
+
+ASK_TIMES = ("asked_at", "expires_at", "answered_at")  # monotonic, as the views' times
+_ASK_TEXT = {"choice": 16, "name": 256, "why": 1024, "asker": 512, "state": 16,
+             "answer": 1024}
+
+
+def ask_to_dict(a: Ask) -> dict[str, Any]:
+    return ask_dict(a)
+
+
+def ask_from_dict(d: object) -> Ask | None:
+    """The request ``d`` holds, its strings cut short; None unless it has an id, a known
+    state and finite times (what a supervisor sends may be anything)."""
+    if not isinstance(d, dict):
+        return None
+    number, state = d.get("id"), d.get("state")
+    asked, expires = d.get("asked_at"), d.get("expires_at")
+    if not whole(number) or state not in STATES or not finite(asked) or not finite(expires):
+        return None
+    text = {key: value[:limit] if isinstance(value := d.get(key), str) else ""
+            for key, limit in _ASK_TEXT.items()}
+    answered, pid, run = d.get("answered_at"), d.get("pid"), d.get("run")
+    return Ask(id=number, choice=text["choice"], name=text["name"], why=text["why"],
+               asker=text["asker"], asked_at=float(asked), expires_at=float(expires),
+               state=text["state"],
+               answered_at=float(answered) if finite(answered) else None,
+               answer=text["answer"], pid=pid if whole(pid) else None,
+               run=run if whole(run) else 0)
+
+
+def shift_ask_times(state: dict[str, Any], offset: float) -> None:
+    """Move the times of a state's requests by ``offset`` seconds, as ``shift_times``
+    does a view's."""
+    asks = state.get("asks")
+    for ask in asks if isinstance(asks, list) else ():
+        if isinstance(ask, dict):
+            shift_times(ask, offset, ASK_TIMES)
 
 
 def boot_id() -> str:

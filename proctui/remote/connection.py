@@ -261,6 +261,7 @@ class Connection:
                 for view in views:
                     if isinstance(view, dict):
                         wire.shift_times(view, offset)
+            wire.shift_ask_times(message, offset)
         return message
 
     @staticmethod

@@ -96,11 +96,13 @@ class Dispatch:
 
 def who(c: Client) -> dict[str, object]:
     """Who sent a command, for the journal: the uid the kernel vouches for, the client's
-    pid (on this machine: the proctui stdio helper when it came over SSH) and the SSH
-    client's address."""
+    pid (on this machine: the proctui stdio helper when it came over SSH), the SSH
+    client's address, and what the client said it is (an agent's door says "mcp")."""
     out: dict[str, object] = {"uid": c.uid, "pid": c.pid}
     if c.ssh is not None:
         out["ssh"] = c.ssh
+    if c.kind:
+        out["client"] = c.kind  # what it said it is ("console", "mcp"): not vouched for
     return out
 
 

@@ -40,6 +40,8 @@ class Why(Enum):
     STOP_AFTER = "--stop-after"
     INTERNAL_ERROR = "internal error"
     OPERATOR = "operator"  # a stop-everything command from a frontend
+    AGENT = "an agent (proctui mcp --allow down)"  # the down tool, where allowed
+    GRANTED = "an agent's request, granted"  # an operator granted an agent's request
     ALL_ENDED = "all ended"
 
 

@@ -1,15 +1,27 @@
 """What the core knows beyond any one process, as one frozen value changed only by
 ``world_step``: whether everything is stopping and why, whether anybody can answer an
 "ask", the interrupt ladder, what keeps proctui from keeping a promise (a full disk),
-processes left behind that no run could be proven to own, and the last word of the
-processes a reload removed. The engine turns what this decides into each process's
-events (its life and stop machines decide the rest)."""
+processes left behind that no run could be proven to own, the last word of the
+processes a reload removed, and the agents' requests for a decision (``asks.py``). The
+engine turns what this decides into each process's events (its life and stop machines
+decide the rest)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from enum import Enum
 
+from proctui.core.life.asks import (
+    Answered,
+    Asked,
+    AskEvent,
+    Asks,
+    Expired,
+    Moot,
+    Said,
+    Stopping,
+    asks_step,
+)
 from proctui.core.life.outcome import Outcome
 from proctui.core.life.stages import Why
 from proctui.records import dataclass
@@ -34,6 +46,7 @@ class World:
     strays: tuple[int, ...] = ()
     crash: str | None = None
     removed: tuple[tuple[str, Outcome | None], ...] = ()  # reload: name, last outcome
+    asks: Asks = Asks()  # agents' requests for a decision only an operator takes
 
     @property
     def shutting_down(self) -> bool:
@@ -97,7 +110,7 @@ class Removed:
 
 
 WorldEvent = (StopAll | KillAll | AbandonAll | Interrupt | SetInteractive | Trouble | Strays
-              | Crashed | Removed)
+              | Crashed | Removed | AskEvent)
 
 
 # -- what it decides ----------------------------------------------------------------------
@@ -115,6 +128,7 @@ class Decided:
     interactive: bool | None = None  # tell every process
     said: tuple[str, ...] = ()
     trouble: tuple[str, str | None] | None = None  # said once: (area, text or None)
+    asks: Said | None = None  # what a request for a decision brought (asks.py)
 
 
 _WHY = {"SIGINT": Why.SIGINT, "SIGTERM": Why.SIGTERM, "SIGHUP": Why.HANGUP}
@@ -146,6 +160,9 @@ def world_step(w: World, e: WorldEvent) -> tuple[World, Decided]:
         return replace(w, crash=e.text), Decided()
     if isinstance(e, Removed):
         return replace(w, removed=(*w.removed, (e.name, e.last))), Decided()
+    if isinstance(e, Asked | Answered | Expired | Moot | Stopping):
+        asks, said = asks_step(w.asks, e, shutting_down=w.shutting_down)
+        return (w if asks is w.asks else replace(w, asks=asks)), Decided(asks=said)
     raise TypeError(f"unknown world event {e!r}")
 
 

@@ -23,6 +23,9 @@ class Kind(StrEnum):
     EXTEND = "extend"  # someone moved the deadline (operator or process)
     DECISION = "decision"  # the operator's kill, abandon or wait, or extend at a question
     COMMAND = "command"  # a command over the control socket, and who sent it (uid, ssh)
+    ASK = "ask"  # an agent asks for a decision only an operator takes; who, and why
+    ANSWER = "answer"  # what became of such a request: granted or denied (and by whom),
+    # expired, or moot (its process ended, everything began to stop)
     OUTCOME = "outcome"  # how a run ended
     ALL_ENDED = "all-ended"  # nothing runs any more after a shutdown; the exit status
     RELOAD = "reload"  # the config was read again: what was added, removed, changed

@@ -1,17 +1,19 @@
-"""Modal screens: the decision at a stop deadline, and confirmations (the help and the
-timeline, screens to read, are in reading.py).
+"""Modal screens: the decision at a stop deadline, an agent's request for a decision,
+and confirmations (the help and the timeline, screens to read, are in reading.py).
 
-The decision is never made by accident: the focused choice is "later", Enter and Escape
+A decision is never made by accident: the focused choice is "later", Enter and Escape
 never kill or abandon, kill needs K and abandon needs a (as on the main screen), and
 keys pressed in the first half second after the dialog opens are ignored, so keys typed
-for the main screen cannot answer a question the operator has not seen yet.
+for the main screen cannot answer a question the operator has not seen yet. An agent's
+request is asked the same way (``Question``), and granted only by the key of what it
+asks.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual import events
@@ -21,20 +23,23 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from proctui.core.life.asks import Ask
 from proctui.core.life.outcome import seconds, setting
 from proctui.core.view import ProcessView
 from proctui.frontends.console.keys import (
+    ASKED,
     CONFIRM,
     DIALOG,
     LEAVE,
     Key,
+    asked_keys,
     bindings,
     find,
     on_bar,
     question_bar,
     wrap_items,
 )
-from proctui.frontends.console.questions import question_key
+from proctui.frontends.console.questions import ask_key, question_key
 from proctui.frontends.words import started_words
 from proctui.records import dataclass
 
@@ -47,16 +52,18 @@ class Decision:
     seconds: float | None = None
 
 
-class AskScreen(ModalScreen[Decision]):
-    """A process reached its stop deadline with on_timeout = "ask"."""
+T = TypeVar("T")
 
-    BINDINGS = bindings(DIALOG)
 
-    def bar(self, attached: bool) -> tuple[Key, ...]:
-        return question_bar(attached)
+class Question(ModalScreen[T]):
+    """A question only the operator answers, armed: the focused choice is "later",
+    Enter and Escape never act, and keys pressed in its first ARMING seconds are
+    ignored, so keys typed for the main screen cannot answer a question not yet seen.
+    The decision at a deadline and an agent's request are both asked so."""
 
-    def __init__(self, view: ProcessView, position: int, waiting: int, now: float, *,
-                 refused: Callable[[], bool] = lambda: False,
+    KEYS: tuple[Key, ...] = ()  # its own keys (bindings, key bar)
+
+    def __init__(self, *, refused: Callable[[], bool] = lambda: False,
                  help: Callable[[], None] | None = None,
                  detach: Callable[[], None] | None = None,
                  resumed: Callable[[], None] | None = None) -> None:
@@ -66,11 +73,111 @@ class AskScreen(ModalScreen[Decision]):
         # attached), and the console's tick once the question is back on top.
         self.refuses, self.opens_help, self.detaches = refused, help, detach
         self.resumed = resumed
+        self.armed = False
+        self._opened = time.monotonic()
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def bar(self, attached: bool) -> tuple[Key, ...]:
+        return question_bar(attached, self.KEYS)
+
+    def on_mount(self) -> None:
+        self.query_one("#later", Button).focus()
+        self.set_timer(ARMING, self._arm)
+        self._draw()
+
+    def on_screen_resume(self) -> None:
+        # Back on top after the palette: a question answered meanwhile (`proctui kill` from
+        # another terminal) goes now, before a key can answer it again, not at a later tick.
+        if self.resumed is not None:
+            self.call_later(self.resumed)
+
+    def _arm(self) -> None:
+        self.armed = True
+        self._draw()
+
+    def _draw(self) -> None:
+        raise NotImplementedError
+
+    def _keys_words(self) -> str:
+        """Its keys, as said to a key it does not take."""
+        raise NotImplementedError
+
+    _said: tuple[str, float] | None = None  # the dialog's answer to a key, and until when
+
+    def said_now(self) -> Text | None:
+        """What it says in place of its keys now (its answer to a key), if anything."""
+        if self._said is not None and time.monotonic() < self._said[1]:
+            return Text(self._said[0], style="bold yellow")
+        if not self.armed:
+            return Text("arming: keys are ignored for a moment…", style="bold yellow")
+        return None
+
+    def notify(self, message: str, **options: Any) -> None:
+        # In the dialog, in place of its keys (which the answer names), not in a toast: at
+        # 60x15 a toast covered the dialog's text and buttons, and beside it the quit
+        # panel's countdowns.
+        self._said = (message, time.monotonic() + float(options.get("timeout") or 4))
+        if self.is_mounted:
+            self._draw()
+
+    def own_key(self, event: events.Key) -> bool:
+        """A key of its own beyond its bindings (the seconds typed for an extend)."""
+        return False
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.armed:
+            event.stop()
+            event.prevent_default()
+            return
+        if self.own_key(event):
+            event.stop()
+        elif event.key in find("detach").keys.split(",") and self.detaches is not None:
+            # d leaves an attached console at once, as the README says, at a question
+            # too: nothing is answered, the question waits for whoever attaches next.
+            event.stop()
+            self.detaches()
+        elif event.key in _HELP:  # the help over the question (the key bar offers it)
+            event.stop()
+            if self.opens_help is not None:
+                self.opens_help()
+        elif event.key not in {k for key in self.KEYS for k in key.keys.split(",")} and \
+                event.key not in _MOVES:
+            # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
+            event.stop()
+            self.notify(f"{event.key}: a question is open first: {self._keys_words()} (then "
+                        f"{event.key})", severity="warning", markup=False, timeout=4)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Its answers wait for it to be armed (a button's press, too: on_button_pressed).
+        return self.armed or action not in {k.action.split("(")[0] for k in self.KEYS}
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.armed:
+            self.pressed(event.button.id or "later")
+
+    def pressed(self, button: str) -> None:
+        raise NotImplementedError
+
+
+class AskScreen(Question[Decision]):
+    """A process reached its stop deadline with on_timeout = "ask"."""
+
+    KEYS = DIALOG
+    BINDINGS = bindings(DIALOG)
+
+    def __init__(self, view: ProcessView, position: int, waiting: int, now: float, *,
+                 refused: Callable[[], bool] = lambda: False,
+                 help: Callable[[], None] | None = None,
+                 detach: Callable[[], None] | None = None,
+                 resumed: Callable[[], None] | None = None) -> None:
+        super().__init__(refused=refused, help=help, detach=detach, resumed=resumed)
         self.view = view
         self.position, self.waiting = position, waiting
         self.amount = f"{view.extend_step:g}"
-        self.armed = False
-        self._opened = time.monotonic()
         self._now = now
 
     @property
@@ -102,21 +209,6 @@ class AskScreen(ModalScreen[Decision]):
             return f"{key.label}{seconds} {key.shown}"
         return f"{key.label} {key.shown}"
 
-    def on_mount(self) -> None:
-        self.query_one("#later", Button).focus()
-        self.set_timer(ARMING, self._arm)
-        self._draw()
-
-    def on_screen_resume(self) -> None:
-        # Back on top after the palette: a question answered meanwhile (`proctui kill` from
-        # another terminal) goes now, before a key can answer it again, not at a later tick.
-        if self.resumed is not None:
-            self.call_later(self.resumed)
-
-    def _arm(self) -> None:
-        self.armed = True
-        self._draw()
-
     def show(self, view: ProcessView, position: int, waiting: int, now: float) -> None:
         """Keep the dialog current (the app calls this each tick)."""
         self.view, self.position, self.waiting, self._now = view, position, waiting, now
@@ -136,70 +228,35 @@ class AskScreen(ModalScreen[Decision]):
         self.query_one("#ask-when", Static).update(Text(
             f"stop timeout reached, {started_words(v)} {since} ago{status}"))
         help_ = self.query_one("#ask-help", Static)
-        if self._said is not None and time.monotonic() < self._said[1]:
-            words = Text(self._said[0], style="bold yellow")
-        elif not self.armed:
-            words = Text("arming: keys are ignored for a moment…", style="bold yellow")
-        else:
-            words = Text(wrap_items([
-                f"{_k('kill')} kill now", f"{_k('extend')} extend by "
-                f"{setting(float(self.seconds))} (type digits to change)",
-                f"{_k('abandon')} abandon", f"{_k('wait')} wait, no deadline",
-                f"{find('later', DIALOG).shown} later"], help_.content_size.width), style="dim")
+        words = self.said_now() or Text(wrap_items([
+            f"{_k('kill')} kill now", f"{_k('extend')} extend by "
+            f"{setting(float(self.seconds))} (type digits to change)",
+            f"{_k('abandon')} abandon", f"{_k('wait')} wait, no deadline",
+            f"{find('later', DIALOG).shown} later"], help_.content_size.width), style="dim")
         help_.update(words)
         extend = self.query_one("#extend", Button)
         if extend.label != (label := self._label("choose('extend')")):
             extend.label = label
             extend.refresh(layout=True)  # its width follows the label's ("Extend 799s ")
 
-    _said: tuple[str, float] | None = None  # the dialog's answer to a key, and until when
+    def _keys_words(self) -> str:
+        return (f"{_k('kill')} kill · {_k('extend')} extend · {_k('abandon')} abandon · "
+                f"{_k('wait')} wait · {find('later', DIALOG).shown} later")
 
-    def notify(self, message: str, **options: Any) -> None:
-        # In the dialog, in place of its keys (which the answer names), not in a toast: at
-        # 60x15 a toast covered the dialog's text and buttons, and beside it the quit
-        # panel's countdowns.
-        self._said = (message, time.monotonic() + float(options.get("timeout") or 4))
-        if self.is_mounted:
-            self._draw()
-
-    def on_key(self, event: events.Key) -> None:
-        if not self.armed:
-            event.stop()
-            event.prevent_default()
-            return
+    def own_key(self, event: events.Key) -> bool:
         digit = event.character if event.character and event.character.isdigit() else None
-        if digit is not None or event.key == "backspace":
-            kept = self.amount if self._typed else ""
-            self.amount = (kept + digit).lstrip("0")[:6] if digit else self.amount[:-1]
-            self._typed = True
-            event.stop()
-            self._draw()
-        elif event.key in find("detach").keys.split(",") and self.detaches is not None:
-            # d leaves an attached console at once, as the README says, at a question
-            # too: nothing is answered, the question waits for whoever attaches next.
-            event.stop()
-            self.detaches()
-        elif event.key in _HELP:  # the help over the question (the key bar offers it)
-            event.stop()
-            if self.opens_help is not None:
-                self.opens_help()
-        elif event.key not in _ANSWERS and event.key not in _MOVES:
-            # d, q, s, ctrl+c...: shown in the key bar below, they did nothing, silently.
-            event.stop()
-            self.notify(f"{event.key}: a question is open first: {_k('kill')} kill · "
-                        f"{_k('extend')} extend · {_k('abandon')} abandon · "
-                        f"{_k('wait')} wait · {find('later', DIALOG).shown} later (then "
-                        f"{event.key})", severity="warning", markup=False, timeout=4)
+        if digit is None and event.key != "backspace":
+            return False
+        kept = self.amount if self._typed else ""
+        self.amount = (kept + digit).lstrip("0")[:6] if digit else self.amount[:-1]
+        self._typed = True
+        self._draw()
+        return True
 
     _typed = False  # the first digit replaces the step; later ones add to it
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.armed or action not in ("choose", "later")
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if self.armed:
-            self.action_choose(event.button.id or "later")
+    def pressed(self, button: str) -> None:
+        self.action_choose(button)
 
     def action_choose(self, action: str) -> None:
         if action == "later":
@@ -225,9 +282,109 @@ def _k(choice: str) -> str:
     return find(f"choose('{choice}')", DIALOG).shown
 
 
-_ANSWERS = {k for key in DIALOG for k in key.keys.split(",")}
 _HELP = set(find("help").keys.split(","))
 _MOVES = {"tab", "shift+tab", "enter", "space", "left", "right", "up", "down", "ctrl+p"}  # buttons
+
+
+class AgentAskScreen(Question[str]):
+    """An agent asks for a decision only an operator takes (request_decision): to kill a
+    process, abandon it, or stop everything. Granted only by the key of what it asks (K,
+    a or S), denied with n; Enter and Escape put it off. Answers "grant", "deny" or
+    "later"."""
+
+    KEYS = ASKED
+    BINDINGS = bindings(ASKED)
+
+    def __init__(self, ask: Ask, position: int, waiting: int, now: float, *,
+                 refused: Callable[[], bool] = lambda: False,
+                 help: Callable[[], None] | None = None,
+                 detach: Callable[[], None] | None = None,
+                 resumed: Callable[[], None] | None = None) -> None:
+        super().__init__(refused=refused, help=help, detach=detach, resumed=resumed)
+        self.ask = ask
+        self.position, self.waiting = position, waiting
+        self._now = now
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ask_key(self.ask)
+
+    def bar(self, attached: bool) -> tuple[Key, ...]:
+        return question_bar(attached, asked_keys(self.ask.choice))
+
+    @property
+    def grant_key(self) -> Key:
+        return find(f"grant('{self.ask.choice}')", ASKED)
+
+    def compose(self) -> ComposeResult:
+        grant = self.grant_key
+        with Vertical(id="ask"):
+            yield Static(id="ask-title")
+            yield Static(id="ask-why")
+            yield Static(id="ask-when")
+            yield Static(id="ask-help")
+            with Horizontal(id="ask-buttons"):
+                yield Button(f"{grant.label} {grant.shown}", id="grant", compact=True,
+                             variant="error")
+                for key in (find("deny", ASKED), find("later", ASKED)):
+                    yield Button(f"{key.label} {key.shown}", id=key.action, compact=True)
+
+    def show(self, ask: Ask, position: int, waiting: int, now: float) -> None:
+        self.ask, self.position, self.waiting, self._now = ask, position, waiting, now
+        if self.is_mounted:
+            self._draw()
+
+    def _draw(self) -> None:
+        a = self.ask
+        title = Text("An agent asks to ", style="bold magenta")
+        title.append(a.what, style="bold")
+        title.append(f" · pid {a.pid}" if a.pid else "", style="bold")
+        title.append(f" · {self.position} of {self.waiting} waiting", style="dim")
+        self.query_one("#ask-title", Static).update(title)
+        # The agent's words, as text (never markup), already one plain line.
+        why = Text("its reason: ", style="dim")
+        why.append(a.why)
+        self.query_one("#ask-why", Static).update(why)
+        self.query_one("#ask-when", Static).update(Text(
+            f"asked {seconds(self._now - a.asked_at)} ago by {a.asker}; it lapses in "
+            f"{seconds(a.expires_at - self._now)}", style="dim"))
+        help_ = self.query_one("#ask-help", Static)
+        help_.update(self.said_now() or Text(self._keys_words(), style="dim"))
+
+    def _keys_words(self) -> str:
+        grant = self.grant_key
+        return wrap_items([f"{grant.shown} {grant.label.lower()}: grant it",
+                           f"{find('deny', ASKED).shown} deny",
+                           f"{find('later', ASKED).shown} later"],
+                          self.query_one("#ask-help", Static).content_size.width
+                          if self.is_mounted else 76)
+
+    def pressed(self, button: str) -> None:
+        if button == "grant":
+            self.action_grant(self.ask.choice)
+        elif button == "deny":
+            self.action_deny()
+        else:
+            self.action_later()
+
+    def action_grant(self, choice: str) -> None:
+        if choice != self.ask.choice:
+            grant = self.grant_key
+            self.notify(f"this request asks to {self.ask.what}: {grant.shown} grants it, "
+                        f"{find('deny', ASKED).shown} denies it", severity="warning",
+                        markup=False, timeout=4)
+            return
+        if self.refuses():  # read-only, or the link is down
+            return
+        self.dismiss("grant")
+
+    def action_deny(self) -> None:
+        if self.refuses():
+            return
+        self.dismiss("deny")
+
+    def action_later(self) -> None:
+        self.dismiss("later")
 
 
 BOX_WIDTH = 76  # the widest a dialog grows: a line longer than that is hard to read

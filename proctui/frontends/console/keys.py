@@ -87,6 +87,22 @@ DIALOG: tuple[Key, ...] = (
 )
 
 
+# An agent's request for a decision only an operator takes (proctui mcp): granted only by
+# the key of what it asks (K for a kill, a for an abandon, S for stopping everything, as
+# elsewhere); Enter and Escape put it off, n denies it.
+ASKED: tuple[Key, ...] = (
+    Key("grant('kill')", "K", "K", "Kill", "grant an agent's request to kill the process: "
+        "SIGKILL to its whole group now", "An agent's request"),
+    Key("grant('abandon')", "a", "a", "Abandon", "grant an agent's request to abandon it: "
+        "leave it running", "An agent's request"),
+    Key("grant('down')", "S", "S", "Stop everything", "grant an agent's request to stop "
+        "everything and end the supervisor", "An agent's request"),
+    Key("deny", "n", "n", "Deny", "deny it: the agent is told no", "An agent's request"),
+    Key("later", "escape", "Esc", "Later", "answer later: it waits until it lapses (5 "
+        "minutes after it was asked)", "An agent's request"),
+)
+
+
 # Leaving an attached console. Detach is the default: someone who attached to look must
 # not stop a box's services by habit; stopping everything needs its own key.
 LEAVE: tuple[Key, ...] = (
@@ -163,15 +179,21 @@ def on_bar(keys: tuple[Key, ...]) -> tuple[Key, ...]:
     return tuple(replace(k, bar=i + 1) for i, k in enumerate(keys))
 
 
-def question_bar(attached: bool) -> tuple[Key, ...]:
+def question_bar(attached: bool, keys: tuple[Key, ...] = DIALOG) -> tuple[Key, ...]:
     """The key bar under a question: its own keys (it refuses the main ones, q among
     them, which the bar went on offering as "q Kill all"), ? for the help over it, and d
     where it detaches."""
     from dataclasses import replace
 
-    own = (*on_bar(DIALOG), find("help"))
+    own = (*on_bar(keys), find("help"))
     # d last: where room is short, the keys that answer stay ("Esc Later" went at 60x15).
-    return (*own, replace(find("detach"), bar=len(DIALOG) + 1)) if attached else own
+    return (*own, replace(find("detach"), bar=len(keys) + 1)) if attached else own
+
+
+def asked_keys(choice: str) -> tuple[Key, ...]:
+    """An agent's request's own keys: the one that grants what it asks, deny, later."""
+    return tuple(k for k in ASKED if not k.action.startswith("grant(") or
+                 k.action == f"grant('{choice}')")
 
 
 # Esc and the next key read together (typed fast, or pasted) reach Textual as one key:
@@ -294,11 +316,16 @@ def hint(prefix: str, items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return (prefix, *(f"{shown(action)} {words}" for action, words in items))
 
 
+def every_row() -> list[tuple[str, str, str]]:
+    """Every key of every screen, as the help and the README list them."""
+    return help_rows(MAIN) + help_rows(DIALOG) + help_rows(ASKED) + help_rows(LEAVE) + \
+        help_rows(READING)
+
+
 def readme_table() -> str:
     rows = ["| | key | what it does |", "|---|---|---|"]
     last = ""
-    for group, key, text in help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + \
-            help_rows(READING):
+    for group, key, text in every_row():
         rows.append(f"| {group if group != last else ''} | {key} | {text} |")
         last = group
     return "\n".join(rows)

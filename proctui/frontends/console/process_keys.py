@@ -1,5 +1,6 @@
 """What the keys that command the selected process do (s S r K e a A), the answers to a
-decision at a deadline, and the command table's commands offered in the palette. Every
+decision at a deadline and to an agent's request, and the command table's commands
+offered in the palette. Every
 one that acts asks the link first (link.py): read-only, or the link is down, it says so
 instead."""
 
@@ -25,7 +26,8 @@ from proctui.core.view import ProcessView
 from proctui.frontends.console.link import LinkWatch
 from proctui.frontends.console.sending import Sender
 
-if TYPE_CHECKING:  # (the dialogs load when one first opens)
+if TYPE_CHECKING:  # (the dialogs load when one first opens; the answer with the first)
+    from proctui.core.life.asks import Ask
     from proctui.frontends.console.dialogs import Decision
 
 
@@ -93,6 +95,12 @@ class ProcessKeys:
             self.sender.send(Abandon(name))
         elif decision.action == "wait":
             self.sender.send(Wait(name))
+
+    def answer(self, ask: Ask, grant: bool) -> None:
+        """The operator's answer to an agent's request (its own checks are done)."""
+        from proctui.commands.answer import AnswerAsk
+
+        self.sender.send(AnswerAsk(ask.id, grant), said=True)
 
     def command(self, cls: type[Request[Any]], make: Callable[[str], Request[Any]]) -> None:
         """A command of the table, from the palette, with no key of its own: on the

@@ -102,11 +102,12 @@ class Quitting:
         self.tick()
 
     def elsewhere(self, snap: CoreSnapshot) -> None:
-        """`proctui down` from another terminal, or (attached) any shutdown of the
-        supervisor: the panel and its countdowns show, as after q (an attached console
-        showed nothing of it), and the console leaves once everything has ended."""
+        """`proctui down` from another terminal, an agent's down (allowed it, or granted
+        its request), or (attached) any shutdown of the supervisor: the panel and its
+        countdowns show, as after q (an attached console showed nothing of it), and the
+        console leaves once everything has ended."""
         why = snap.shutdown_why
-        if self.quitting or not (why == Why.DOWN.value or (self.attached is not None and
+        if self.quitting or not (why in _ELSEWHERE or (self.attached is not None and
                                  snap.shutting_down)):
             return
         self.panel.elsewhere = True
@@ -156,3 +157,8 @@ class Quitting:
         (attached too: the question q asks first is answered by choosing it)."""
         if not self.quitting and not self.link.refused():
             self.begin(Why.OPERATOR)
+
+
+# Shutdowns that end a console of proctui run as quitting it would: the panel shows, and
+# it leaves once everything has ended.
+_ELSEWHERE = frozenset({Why.DOWN.value, Why.AGENT.value, Why.GRANTED.value})

@@ -12,15 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from proctui.frontends.console.keys import (
-    DIALOG,
-    LEAVE,
-    MAIN,
-    READING,
-    bindings,
-    help_rows,
-    reading_line,
-)
+from proctui.frontends.console.keys import READING, bindings, every_row, reading_line
 from proctui.frontends.console.notices import NoticeLine, Notices
 
 
@@ -95,7 +87,7 @@ class HelpScreen(ReadingScreen):
         if self.read_only:
             text.append("Read-only view (attached with --read-only): the keys that act say "
                         "so and do nothing; d and q detach.\n\n", style="bold yellow")
-        rows = help_rows(MAIN) + help_rows(DIALOG) + help_rows(LEAVE) + help_rows(READING)
+        rows = every_row()
         width = max(len(k) for _, k, _ in rows)
         hang = " " * (width + 4)  # a long description goes on under itself, not the key
         last = None

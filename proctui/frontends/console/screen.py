@@ -121,7 +121,8 @@ class ConsoleScreen(Screen[None]):
                              help=self.pane_keys.help,
                              detach=(lambda: self.quit.detach("detached"))
                              if attached is not None else None,
-                             resumed=self.tick, decide=self.process.decide)
+                             resumed=self.tick, decide=self.process.decide,
+                             answer=self.process.answer)
 
     # -- layout -----------------------------------------------------------------------
 
@@ -334,7 +335,9 @@ class ConsoleScreen(Screen[None]):
         self.panel.display = self.quit.quitting
         if self.quit.quitting:
             self.panel.show(views, now)
-        self.asking.ask(views, now, frozen is not None)
+        self.asking.ask(views, now, frozen is not None, snap.asks)
+        if frozen is None and self.asking.question is not None and snap.waiting_asks:
+            self.soon(1.0)  # an agent's request on screen: its age and lapse move
         # Under a dialog, its own keys (a question's, a yes/no's): the main ones did nothing.
         modal: Callable[[bool], tuple[keys.Key, ...]] | None = \
             getattr(app.screen, "bar", None) or getattr(self.asking.question, "bar", None)
