@@ -84,10 +84,11 @@ class Nudge(Named):
 
 async def test_the_palette_offers_the_command_tables_commands_a_new_one_by_itself(
         monkeypatch):  # type: ignore[no-untyped-def]
+    import proctui.commands
     from proctui.commands import COMMANDS
-    from proctui.frontends.console import picker
 
-    monkeypatch.setattr(picker, "COMMANDS", {**COMMANDS, Nudge.op: Nudge})
+    # The table as a new module in the package would make it (the palette reads it).
+    monkeypatch.setattr(proctui.commands, "COMMANDS", {**COMMANDS, Nudge.op: Nudge})
     core = FakeCore(fake_core.running())
     core.answers[Nudge.op] = {"ok": True, "text": "web nudged"}
     app = console(core)
