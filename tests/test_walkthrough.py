@@ -37,11 +37,19 @@ async def test_the_readme_walkthrough_gives_the_outcomes_it_promises():
     assert re.fullmatch(r"stopped after [89]\.\ds: exit code 0", final["slow-8s"]), final
     assert re.fullmatch(r"killed with SIGKILL by operator \d+\.\ds after the stop request",
                         final["ignores-term"]), final
-    assert final["forks-child"] == ("killed with SIGKILL after 5s stop timeout (the leader "
-                                    "ended, exit code 0; the rest of its group did not)")
+    rest = " (the leader ended, exit code 0; the rest of its group did not)"
+    on_time = "killed with SIGKILL after 5s stop timeout" + rest
+    # A machine starved by the other tests' processes may send that SIGKILL more than
+    # 0.1 s after its deadline (seen once at load 3.3 on two cores): then the outcome
+    # says when it truly came, and the README's on-time words would be untrue.
+    late = re.fullmatch(r"killed with SIGKILL \d+(\.\d)?s after the stop request "
+                        r"\(5s stop timeout\)" + re.escape(rest), final["forks-child"])
+    assert final["forks-child"] == on_time or late, final
     assert final["chatty"].startswith("stopped after")
     text = README.read_text()
     for name in ("clean-web", "slow-8s", "ignores-term", "forks-child"):
+        if name == "forks-child" and late:
+            continue
         wording = re.sub(r"\d+\.\ds", "X", final[name])
         assert any(re.sub(r"\d+\.\ds", "X", line) == f"proctui | {name}: {wording}"
                    for line in text.splitlines()), f"README does not show {name}: {wording}"
