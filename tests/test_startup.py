@@ -1,8 +1,9 @@
 """The installed command's entry point (``proctui.cli:main``, and ``python -m proctui``
 through it): the garbage collector is never held back while proctui starts (it bought
-less than 5 % of the console's first frame: tests/bench/RESULTS.md), and the only thing
-done to it is the freeze at exit that spares the interpreter's last walk. Tried on the
-installed program, not on a helper."""
+less than 5 % of the console's first frame: tests/bench/RESULTS.md). What is done to it:
+the freeze at exit that spares the interpreter's last walk, and the console's freeze of
+what its imports made, before its first frame (proctui/frontends/console/__init__.py).
+Tried on the installed program, not on a helper."""
 
 from __future__ import annotations
 
