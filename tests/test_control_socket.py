@@ -943,3 +943,28 @@ def test_a_request_with_a_key_twice_is_refused_as_a_bad_request(served):
     assert replies[1]["text"] == "stop: the key 'name' is given twice"
     assert replies[2]["ok"]  # the connection goes on
     assert s.view("a").phase is Phase.RUNNING and s.view("b").phase is Phase.RUNNING
+
+
+def test_a_connection_that_said_it_is_an_agents_door_stays_one(served):
+    """An answer is refused from a client that said it is "mcp", and a second hello on
+    the same connection saying "console" does not make its answer an operator's."""
+    s = served([spec("web", "sleep 60")])
+    wait_until(lambda: s.sup.snapshot().views[0].pid is not None, what="web started")
+    sock = s.raw()
+    try:
+        sock.sendall(wire.dumps({"op": "hello", "kind": "mcp"}) +
+                     wire.dumps({"op": "request_decision", "choice": "kill", "name": "web",
+                                 "why": "hangs", "id": 1}) +
+                     wire.dumps({"op": "hello", "kind": "console"}) +
+                     wire.dumps({"op": "answer", "ask": 1, "grant": True, "id": 2}))
+        replies: dict[object, dict] = {}  # type: ignore[type-arg]
+        deadline = time.monotonic() + 10
+        while 2 not in replies and time.monotonic() < deadline:
+            for m in read_messages(sock, time.monotonic() + 0.5):
+                if m.get("t") == "reply":
+                    replies[m.get("id")] = m
+    finally:
+        sock.close()
+    assert replies[1]["ok"], replies
+    assert not replies[2]["ok"] and "an agent may ask, never answer" in replies[2]["text"]
+    assert s.sup.snapshot().views[0].phase is Phase.RUNNING

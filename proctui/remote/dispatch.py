@@ -44,7 +44,11 @@ class Dispatch:
         if isinstance(request, link.Ping):
             return Done()
         if isinstance(request, link.Greet):
-            c.kind = request.kind[:32]
+            # An agent's door stays one for the life of its connection: a second hello
+            # saying "console" made its answer an operator's (an agent may ask, never
+            # answer), as read-only stays read-only below.
+            if c.kind != "mcp":
+                c.kind = request.kind[:32]
             self.changed()  # everyone's state now counts it
             return Done()
         if isinstance(request, link.Via):
