@@ -65,6 +65,27 @@ def test_an_operator_decides_unless_it_hands_a_decision_over():
     assert "'killall' is not one of" in agent.parse_allow("killall")
 
 
+def test_a_tool_not_offered_says_what_is_true_of_this_door():
+    def refused(policy: Policy, name: str) -> str:
+        return agent.Door(lambda: (_ for _ in ()).throw(AssertionError), policy) \
+            ._not_offered(name)
+
+    here = refused(Policy.of((), remote=False, read_only=False), "kill")
+    assert "Ask for it with request_decision (choice 'kill'" in here
+    assert here.endswith("may hand it over with --allow kill")
+    # A read-only door offers no request_decision and takes no --allow.
+    for policy in (Policy.of((), remote=False, read_only=True),
+                   Policy.of((), remote=True, read_only=False)):
+        for name in ("kill", "stop"):
+            said = refused(policy, name)
+            assert "request_decision" not in said and "--allow kill" not in said, said
+            assert "read-only: it may look, never act" in said, said
+    # Over --host with only a kill handed over: no request_decision to ask with.
+    handed = Policy.of({"kill"}, remote=True, read_only=False)
+    assert "request_decision" not in refused(handed, "abandon")
+    assert "over --host it acts only with --allow act" in refused(handed, "stop")
+
+
 # -- schemas and hostile arguments --------------------------------------------------------
 
 

@@ -542,12 +542,16 @@ class Engine:
             self.executor.say(a.name or None, f"request {a.id} ({a.what}): {a.answer}")
         granted = said.granted
         if granted is not None:
+            # Taken next, before whatever else waits in the inbox: behind an exit and a
+            # restart already queued, a kill by name would fall on the next run, not
+            # the one the request was about (it is still that one now: its end would
+            # have made the request moot before this answer).
             if granted.choice == "kill":
-                self._inbox.append((granted.name, i.KillCmd()))
+                self._inbox.appendleft((granted.name, i.KillCmd()))
             elif granted.choice == "abandon":
-                self._inbox.append((granted.name, i.AbandonCmd()))
+                self._inbox.appendleft((granted.name, i.AbandonCmd()))
             else:
-                self._inbox.append((None, w.StopAll(Why.GRANTED)))
+                self._inbox.appendleft((None, w.StopAll(Why.GRANTED)))
         self._asked = {a.name for a in self.world.asks.waiting if a.name}
 
     def _ask_lapsed(self, number: int) -> None:

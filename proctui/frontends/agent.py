@@ -506,13 +506,19 @@ class Door:
     def _not_offered(self, name: object) -> str:
         shown = repr(name[:40]) if isinstance(name, str) else "that"
         tool = every_tool().get(name) if isinstance(name, str) else None
+        # Each hint true of this door: a read-only one offers no request_decision, and
+        # takes no --allow (the two are refused together).
+        if tool is not None and self.policy.read_only:
+            return (f"{name} is not a tool here: this door is {self.policy.words()} "
+                    "(started with --read-only, or over --host without --allow)")
         if tool is not None and tool.decides:
-            return (f"{name} is not a tool here: only an operator decides it. Ask for it "
-                    f"with request_decision (choice {name!r}, and why); whoever runs proctui "
-                    f"mcp may hand it over with --allow {name}")
+            ask = (f"Ask for it with request_decision (choice {name!r}, and why); "
+                   if "act" in self.policy.allowed else "")
+            return (f"{name} is not a tool here: only an operator decides it. {ask}"
+                    f"whoever runs proctui mcp may hand it over with --allow {name}")
         if tool is not None:
-            return (f"{name} is not a tool here: this door is "
-                    f"{self.policy.words()} (proctui mcp --allow act, on a --host)")
+            return (f"{name} is not a tool here: this door is {self.policy.words()} "
+                    "(over --host it acts only with --allow act)")
         return f"no tool {shown} (tools/list lists them)"
 
     # -- resources ----------------------------------------------------------------------
