@@ -542,16 +542,15 @@ class Engine:
             self.executor.say(a.name or None, f"request {a.id} ({a.what}): {a.answer}")
         granted = said.granted
         if granted is not None:
-            # Taken next, before whatever else waits in the inbox: behind an exit and a
-            # restart already queued, a kill by name would fall on the next run, not
-            # the one the request was about (it is still that one now: its end would
-            # have made the request moot before this answer).
+            # By name: the run is still the one asked about. Its end is seen only after
+            # a look at its group (a later turn of the loop), which makes the request
+            # moot before any answer; a new run cannot start in between.
             if granted.choice == "kill":
-                self._inbox.appendleft((granted.name, i.KillCmd()))
+                self._inbox.append((granted.name, i.KillCmd()))
             elif granted.choice == "abandon":
-                self._inbox.appendleft((granted.name, i.AbandonCmd()))
+                self._inbox.append((granted.name, i.AbandonCmd()))
             else:
-                self._inbox.appendleft((None, w.StopAll(Why.GRANTED)))
+                self._inbox.append((None, w.StopAll(Why.GRANTED)))
         self._asked = {a.name for a in self.world.asks.waiting if a.name}
 
     def _ask_lapsed(self, number: int) -> None:
