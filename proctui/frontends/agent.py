@@ -510,7 +510,8 @@ class Door:
         # takes no --allow (the two are refused together).
         if tool is not None and self.policy.read_only:
             return (f"{name} is not a tool here: this door is {self.policy.words()} "
-                    "(started with --read-only, or over --host without --allow)")
+                    "(over --host a door acts only with --allow act; one started with "
+                    "--read-only never does)")
         if tool is not None and tool.decides:
             ask = (f"Ask for it with request_decision (choice {name!r}, and why); "
                    if "act" in self.policy.allowed else "")
