@@ -57,9 +57,14 @@ class Ask:
     @property
     def what(self) -> str:
         """What it asks, in words: "kill web", "stop everything"."""
-        if self.choice == "down":
-            return "stop everything and end the supervisor"
-        return f"{self.choice} {self.name}"
+        return what(self.choice, self.name)
+
+
+def what(choice: str, name: str) -> str:
+    """A request's words: "kill web", "stop everything and end the supervisor"."""
+    if choice == "down":
+        return "stop everything and end the supervisor"
+    return f"{choice} {name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,18 +160,10 @@ def asks_step(asks: Asks, e: AskEvent, *, shutting_down: bool = False) -> tuple[
                                          ask=ask_dict(ended)),
                           ended=(ended,), granted=ended if e.grant else None)
     if isinstance(e, Expired):
-        found = _find(asks, e.id)
-        if found is None or not found.waiting:
-            return asks, Said()
-        asks, ended = _end(asks, found, EXPIRED, f"lapsed: nobody answered within "
-                                                 f"{LIFETIME:g}s", e.now)
-        return asks, Said(ended=(ended,))
+        return _ends_unanswered(asks, e.id, EXPIRED,
+                                f"lapsed: nobody answered within {LIFETIME:g}s", e.now)
     if isinstance(e, Moot):
-        found = _find(asks, e.id)
-        if found is None or not found.waiting:
-            return asks, Said()
-        asks, ended = _end(asks, found, MOOT, f"moot: {e.why}", e.now)
-        return asks, Said(ended=(ended,))
+        return _ends_unanswered(asks, e.id, MOOT, f"moot: {e.why}", e.now)
     if isinstance(e, Stopping):
         out = []
         for a in asks.waiting:
@@ -192,9 +189,9 @@ def _asked(asks: Asks, e: Asked, shutting_down: bool) -> tuple[Asks, Said]:
                                                    "for an operator", ask=ask_dict(a)))
     for choice, name, when in asks.denied:
         if choice == e.choice and name == e.name and e.now - when < REASK_AFTER:
-            what = Ask(0, choice, name, "", "", 0.0, 0.0).what
             return asks, Said(reply=failed(Fault.REFUSED, (
-                f"request_decision: an operator denied {what} {e.now - when:.0f}s ago; ask "
+                f"request_decision: an operator denied {what(choice, name)} "
+                f"{e.now - when:.0f}s ago; ask "
                 f"again after {REASK_AFTER:g}s, with a reason that has changed")))
     if len(asks.waiting) >= MAX_WAITING:
         return asks, Said(reply=failed(Fault.REFUSED, (
@@ -219,6 +216,17 @@ def _not_waiting(number: int, found: Ask | None) -> str:
     if found is None:
         return f"no request {number} (it may have ended long ago)"
     return f"request {number} ({found.what}) no longer waits: {found.answer}"
+
+
+def _ends_unanswered(asks: Asks, number: int, state: str, words: str,
+                     now: float) -> tuple[Asks, Said]:
+    """Request ``number`` lapsed or went moot, if it still waits (an answer may have come
+    first: then nothing)."""
+    found = _find(asks, number)
+    if found is None or not found.waiting:
+        return asks, Said()
+    asks, ended = _end(asks, found, state, words, now)
+    return asks, Said(ended=(ended,))
 
 
 def _end(asks: Asks, ask: Ask, state: str, words: str, now: float) -> tuple[Asks, Ask]:
