@@ -59,8 +59,10 @@ def test_run_and_status_import_only_their_own_commands_and_each_command_is_found
 def test_the_console_reads_the_command_table_only_when_its_palette_opens():
     """Every command's module is imported when the table is first read: before the
     console's first frame only the modules of the requests its keys send may load (the
-    picker once read the table at import, and a console paid for all of them)."""
-    probe = ("import sys; import proctui.frontends.console.app, proctui.core.supervisor; "
+    picker once read the table at import, and a console paid for all of them; the control
+    socket's decoder did too, with the socket bound before the first frame)."""
+    probe = ("import sys; import proctui.frontends.console.app, proctui.core.supervisor, "
+             "proctui.remote.listener, proctui.remote.server, proctui.protocol.decode; "
              "import proctui.commands as c; "
              "print('COMMANDS' in vars(c), sorted(m.rsplit('.', 1)[1] for m in sys.modules "
              "if m.startswith('proctui.commands.')))")

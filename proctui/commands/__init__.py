@@ -9,8 +9,6 @@ nothing else names it."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
 from proctui.commands.base import Cli, Command, Named, Request
@@ -22,6 +20,9 @@ _NOT_COMMANDS = frozenset({"base", "api"})
 
 def _discover() -> dict[str, type[Request[Any]]]:
     """Every request class defined by a module of this package, by its op."""
+    import importlib
+    import pkgutil
+
     table: dict[str, type[Request[Any]]] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name in _NOT_COMMANDS:

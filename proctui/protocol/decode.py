@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import MISSING, fields
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from proctui.commands import WIRE, Request
+from proctui import commands
+from proctui.commands import Request
 from proctui.core.reply import Done, Fault, failed
 from proctui.protocol.link import LINK
 from proctui.protocol.wire import Twice
@@ -39,7 +40,7 @@ def decode(message: Mapping[str, Any]) -> Request[Any] | Done:
         return failed(Fault.BAD_REQUEST, f"{said}the key {message.key[:40]!r} is given twice")
     if not isinstance(op, str) or not _ASCII_WORD.fullmatch(op):
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {str(op)[:40]!r}")
-    cls = WIRE.get(op) or LINK.get(op)
+    cls = commands.WIRE.get(op) or LINK.get(op)
     if cls is None:
         return failed(Fault.UNKNOWN_COMMAND, f"unknown command {op!r}")
     values = fields_of(cls, message, op)
