@@ -3,7 +3,7 @@ console, with ten processes; and the commands that must stay light. Beside them,
 Textual app's first frame (an App with one Static, the same terminal size, run by this
 Python): the console's first frame is held to a ratio of it.
 
-    python tests/bench/startup.py [--runs N] [--proctui PATH]
+    python tests/bench/startup.py [--runs N] [--proctui PATH] [--instructions]
 
 Each child notes the instant its shell started (``date +%s.%N``): the supervisor's job
 is to start the services early, and on a slow board the console must not make them wait
@@ -71,6 +71,19 @@ with open(sys.argv[1], "w") as pids:
         pids.write(f"{child.pid}\\n")
 """ + BARE
 SIZE = {"width": 120, "height": 30}
+# For --instructions: the bare app or the console (argv after "console": proctui's),
+# ended the moment its first frame has arrived (SIGUSR2 from the benchmark), so that
+# callgrind counts the instructions until then and no more.
+UNTIL_FRAME = """
+import os, signal, sys
+signal.signal(signal.SIGUSR2, lambda *_: os._exit(0))
+if sys.argv[1] == "bare":
+    exec(sys.argv[2])
+else:
+    sys.argv = ["proctui", *sys.argv[2:]]
+    from proctui.cli import main
+    main()
+"""
 
 
 def measure(proctui: list[str], runs: int, work: Path,
@@ -153,6 +166,32 @@ def end_children(pids: Path) -> None:
             os.kill(int(word), signal.SIGKILL)
 
 
+def instructions(python: str, work: Path, count: int) -> tuple[float, float]:
+    """Millions of instructions until the first frame, (console, bare app), both run by
+    ``python`` on the same terminal size. The console's children write their PIDs, to
+    be ended here: a console ended at once leaves them running."""
+    counts = []
+    for kind, needle in (("console", b"running"), ("bare", b"bare first frame")):
+        out = work / f"callgrind-{kind}.out"
+        pids = work / f"callgrind-{kind}.pids"
+        argv = [BARE] if kind == "bare" else \
+            ["run", "--run-dir", str(work / "callgrind-run"),
+             *(f"s{i}=echo $$ >> {pids}; exec sleep 1000" for i in range(count))]
+        term = OnPty(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                      python, "-c", UNTIL_FRAME, kind, *argv], **SIZE, watch=(needle,))
+        try:
+            term.arrival(needle, timeout=600)
+            os.kill(term.proc.pid, signal.SIGUSR2)
+            term.proc.wait(120)
+        finally:
+            term.stop()
+            end_children(pids)
+        totals = [line for line in out.read_text().splitlines()
+                  if line.startswith(("summary:", "totals:"))]
+        counts.append(int(totals[0].split()[1]) / 1e6)
+    return counts[0], counts[1]
+
+
 def quartiles(values: list[float]) -> tuple[float, float, float]:
     if len(values) < 2:
         return values[0], values[0], values[0]
@@ -183,10 +222,22 @@ def main() -> int:
     parser.add_argument("--proctui", default=None, help="the proctui command to measure")
     parser.add_argument("--children", type=int, default=10,
                         help="processes started (under emulation each fork is costly)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the first frames' instructions under callgrind instead")
     args = parser.parse_args()
     proctui = [args.proctui] if args.proctui else [sys.executable, "-m", "proctui"]
     if not args.proctui:
         compiled()
+    if args.instructions:
+        # The installed script's own Python (its venv), or this one for the source tree.
+        python = str(Path(args.proctui).parent / "python") if args.proctui else sys.executable
+        for _ in range(args.runs):
+            with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
+                console, bare = instructions(python, Path(tmp), args.children)
+            print(f"console_first_frame {console:.0f} MIr, bare_textual_first_frame "
+                  f"{bare:.0f} MIr, console_vs_bare_first_frame_instructions "
+                  f"{console / bare:.2f}x")
+        return 0
     with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
         runs = measure(proctui, args.runs, Path(tmp), args.children)
     result = {k: statistics.median(v) for k, v in runs.items()}
