@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import subprocess
 import time
 
@@ -132,6 +133,79 @@ def test_hostile_arguments_are_an_error_never_an_exception():
     for _ in range(10_000):
         nested = {"name": nested}
     assert isinstance(parse(every_tool()["why"], "why", nested), str)
+
+
+def test_a_line_that_is_no_message_is_answered_as_json_rpc_says():
+    """The SDK drops a line it cannot take as a message without a word (its sender
+    would wait for ever); agent.unreadable says what answers it."""
+    lone = '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"x": "\\ud800"}}'
+    deep = '{"jsonrpc": "2.0", "id": "q", "method": "x", "params": {"a": ' + \
+        "[" * 300 + "]" * 300 + "}}"
+    got = agent.unreadable(lone)
+    assert (got.id, got.code) == (2, agent.PARSE_ERROR) and "lone surrogate" in got.message
+    assert (agent.unreadable(deep).id, agent.unreadable(deep).code) == ("q", agent.PARSE_ERROR)
+    assert agent.unreadable("not json at all") == \
+        agent.Unreadable(None, agent.PARSE_ERROR, "Parse error: the message is not JSON")
+    assert agent.unreadable("x" * (agent.MAX_UNREADABLE + 1)).id is None
+    # A value read but no message: an invalid request, with its id where it has one.
+    assert agent.unreadable(None, {"jsonrpc": "1.0", "id": 6, "method": "x"}) == \
+        agent.Unreadable(6, agent.INVALID_REQUEST,
+                         "Invalid Request: not a JSON-RPC 2.0 message")
+    assert agent.unreadable(None, [1, 2]).id is None
+    assert agent.unreadable(None, {"jsonrpc": "2.0", "id": 7}).id == 7
+    # JSON-RPC answers neither a notification nor a response, however wrong.
+    assert agent.unreadable('{"method": "x", "params": "\\udc00"}') is None
+    assert agent.unreadable(None, {"jsonrpc": "2.0", "method": 5}) is None
+    assert agent.unreadable(None, {"jsonrpc": "2.0", "id": 9, "result": 5}) is None
+    # Only an id it may give back: a whole number a double holds, a short plain string.
+    for hostile in (True, 1 << 60, 1.5, "x" * 300, "a\x1b[31mb", [1], {"a": 1}):
+        assert agent.unreadable(None, {"id": hostile, "method": 3}).id is None, hostile
+
+
+def test_proctui_mcp_answers_every_line_that_is_no_message_and_serves_on():
+    """The installed command's own stdio: each line the SDK would drop gets its error,
+    and the next call is served."""
+    pytest.importorskip("mcp")
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"why",'
+        '"arguments":{"name":"\\ud800"}}}',
+        "not json",
+        '{"jsonrpc":"2.0","id":3,"method":123}',
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"x":"\\ud800"}}',
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}]
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n"
+                   for line in lines)
+    # stdin stays open until the last answer is read, as a client's does: at its end the
+    # server may end before it answers.
+    server = subprocess.Popen([PY, "-m", "proctui", "mcp", "--run-dir",
+                               "/nonexistent/proctui"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(text)
+        server.stdin.flush()
+        replies = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(replies) < 5:
+            ready, _, _ = select.select([server.stdout], [], [], 1)
+            if ready:
+                line = server.stdout.readline()
+                if not line:
+                    break
+                replies.append(json.loads(line))
+    finally:
+        server.kill()
+        server.wait(10)
+    # (The server answers a call when it is done, so not always in the order asked.)
+    assert sorted(((r.get("id"), r.get("error", {}).get("code")) for r in replies), key=str) \
+        == sorted([(1, None), (2, agent.PARSE_ERROR), (None, agent.PARSE_ERROR),
+                   (3, agent.INVALID_REQUEST), (4, None)], key=str), replies
+    listed = next(r for r in replies if r.get("id") == 4)
+    assert any(tool["name"] == "status" for tool in listed["result"]["tools"])
 
 
 def test_the_sdk_is_never_imported_but_by_proctui_mcp_itself():

@@ -136,6 +136,58 @@ def answer(data: dict[str, Any], is_error: bool = False) -> Answer:
     return Answer(text, data, is_error)
 
 
+# -- lines that are no message ---------------------------------------------------------
+
+PARSE_ERROR = -32700  # JSON-RPC 2.0's codes
+INVALID_REQUEST = -32600
+MAX_UNREADABLE = 64 << 10  # characters of a refused line searched for its id, at most
+MAX_ID = 256  # characters of a string id given back
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """The JSON-RPC error that answers a line the SDK could not take as a message: the
+    line's id where one can be found (None: JSON-RPC's null), its code and words."""
+
+    id: int | str | None
+    code: int
+    message: str
+
+
+def unreadable(text: str | None, given: object = None) -> Unreadable | None:
+    """The answer to a line the SDK's parser refused, or None where JSON-RPC answers
+    nothing (a notification, a response). ``text``: the line, where the parser could
+    not read it as JSON; else ``given``, the value it read and refused as a message.
+    The SDK drops such a line without a word, and its sender would wait for ever: text
+    that is not JSON, a string holding a lone surrogate, arrays nested a few hundred
+    deep, an object that is no message. Never raises."""
+    code, why = INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
+    if text is not None:
+        given = None
+        if len(text) <= MAX_UNREADABLE:
+            with contextlib.suppress(ValueError, RecursionError):
+                given = json.loads(text)  # Python's parser takes what the SDK's refused
+        code = PARSE_ERROR
+        why = "Parse error: the message is " + (
+            "not JSON" if given is None else
+            "JSON this server cannot read (a lone surrogate in a string, or nesting too deep)")
+    if isinstance(given, dict) and (
+            ("method" in given and "id" not in given)  # a notification
+            or ("method" not in given and ("result" in given or "error" in given))):
+        return None
+    return Unreadable(_id_of(given), code, why)
+
+
+def _id_of(value: object) -> int | str | None:
+    ident = value.get("id") if isinstance(value, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        return None
+    if isinstance(ident, str):
+        return ident if len(ident) <= MAX_ID and clean(ident, colour=False) == ident \
+            else None
+    return ident if abs(ident) <= 1 << 53 else None
+
+
 # -- the looks ----------------------------------------------------------------------------
 
 

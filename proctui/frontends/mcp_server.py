@@ -11,18 +11,19 @@ stderr."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from proctui import __version__
 from proctui.commands.api import Core
-from proctui.frontends.agent import Answer, Door, Policy, description, schema
+from proctui.frontends.agent import Answer, Door, Policy, description, schema, unreadable
 from proctui.protocol.pushes import Hello
 
 if TYPE_CHECKING:
     import mcp.types as types
     from mcp.server.context import ServerRequestContext
+    from mcp.shared.message import SessionMessage
 
 SCHEME = "proctui"
 OUTPUT = f"{SCHEME}://output/"
@@ -64,9 +65,11 @@ def _say(text: str) -> None:
 
 
 async def _serve(door: Door) -> None:
+    import anyio
     import mcp.types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -131,4 +134,47 @@ async def _serve(door: Door) -> None:
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
         on_list_resource_templates=list_templates, on_read_resource=read_resource)
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        # The SDK drops a line it cannot take as a message without a word, and its sender
+        # would wait for ever: such a line is answered here, as JSON-RPC says, and what
+        # is a message goes on to the server.
+        taken, to_take = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with taken:
+                async for item in read:
+                    if isinstance(item, SessionMessage):
+                        await taken.send(item)
+                    else:
+                        await _refuse(item, write.send)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(screen)
+            await server.run(to_take, write, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+async def _refuse(failure: Exception,
+                  send: Callable[[SessionMessage], Awaitable[None]]) -> None:
+    """The JSON-RPC error for a line the SDK's parser refused (agent.unreadable). The
+    line is in the parser's error: the text it could not read as JSON; or, for a value
+    that is no message, in each error that says a field is missing (the whole object)
+    or that the value is not an object at all."""
+    import mcp.types as types
+    from mcp.shared.message import SessionMessage
+    from pydantic import ValidationError
+
+    errors = failure.errors() if isinstance(failure, ValidationError) else []
+    text: str | None = None
+    given: object = None
+    for e in errors:
+        if e["type"] == "json_invalid" and isinstance(e.get("input"), str):
+            text = e["input"]
+            break
+        if len(e["loc"]) <= 1 or (e["type"] == "missing" and len(e["loc"]) == 2):
+            given = e.get("input")
+            break
+    said = unreadable(text, given)
+    if said is not None:
+        await send(SessionMessage(types.JSONRPCError(
+            jsonrpc="2.0", id=said.id,
+            error=types.ErrorData(code=said.code, message=said.message))))
