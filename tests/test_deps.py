@@ -24,7 +24,11 @@ from tests.conftest import pyspec, spec, wait_until
 
 
 def order(h, *texts: str) -> list[int]:
-    """Where each notice text first appears in the event log."""
+    """Where each notice text first appears in the event log, once each has come: a
+    snapshot can say all have ended before the last notices are taken off the queue."""
+    for text in texts:
+        name, _, said = text.partition(": ")
+        h.wait_notice(name, said)
     notices = [f"{e.name}: {e.text}" for e in h.log if hasattr(e, "text")]
     return [next(i for i, n in enumerate(notices) if t in n) for t in texts]
 
