@@ -163,14 +163,20 @@ def unreadable(text: str | None, given: object = None) -> Unreadable | None:
     deep, an object that is no message. Never raises."""
     code, why = INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
     if text is not None:
-        given = None
+        given, read = None, False
         if len(text) <= MAX_UNREADABLE:
             with contextlib.suppress(ValueError, RecursionError):
                 given = json.loads(text)  # Python's parser takes what the SDK's refused
+                read = True
         code = PARSE_ERROR
-        why = "Parse error: the message is " + (
-            "not JSON" if given is None else
-            "JSON this server cannot read (a lone surrogate in a string, or nesting too deep)")
+        if read:
+            why = "Parse error: the message is JSON this server cannot read (a lone " \
+                "surrogate in a string, or nesting too deep)"
+        elif len(text) <= MAX_UNREADABLE:
+            why = "Parse error: the message is not JSON"
+        else:
+            why = f"Parse error: the message is over {MAX_UNREADABLE} characters and not " \
+                "JSON this server can read"
     if isinstance(given, dict) and (
             ("method" in given and "id" not in given)  # a notification
             or ("method" not in given and ("result" in given or "error" in given))):
