@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -230,7 +231,10 @@ def main() -> int:
         compiled()
     if args.instructions:
         # The installed script's own Python (its venv), or this one for the source tree.
-        python = str(Path(args.proctui).parent / "python") if args.proctui else sys.executable
+        script = shutil.which(args.proctui) if args.proctui else None
+        if args.proctui and script is None:
+            parser.error(f"--proctui {args.proctui}: no such command")
+        python = str(Path(script).parent / "python") if script else sys.executable
         for _ in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="proctui-startup-") as tmp:
                 console, bare = instructions(python, Path(tmp), args.children)
