@@ -43,7 +43,7 @@ from proctui.core.output.text import clean
 from proctui.core.reply import AskReply, Done, EventsPage, Fault, JournalPage
 from proctui.core.snapshot import CoreSnapshot
 from proctui.frontends import status as words
-from proctui.protocol.decode import fields_of, json_schema
+from proctui.protocol.decode import MAX_NUMBER, fields_of, json_schema
 from proctui.protocol.link import LINK, Tail
 from proctui.protocol.pushes import Hello
 from proctui.protocol.replies import TailPage
@@ -163,8 +163,8 @@ def unreadable(text: str | None, given: object = None) -> Unreadable | None:
     deep, an object that is no message. Never raises."""
     code, why = INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message"
     if text is not None:
-        given, read = None, False
-        if len(text) <= MAX_UNREADABLE:
+        given, read, searched = None, False, len(text) <= MAX_UNREADABLE
+        if searched:
             with contextlib.suppress(ValueError, RecursionError):
                 given = json.loads(text)  # Python's parser takes what the SDK's refused
                 read = True
@@ -172,7 +172,7 @@ def unreadable(text: str | None, given: object = None) -> Unreadable | None:
         if read:
             why = "Parse error: the message is JSON this server cannot read (a lone " \
                 "surrogate in a string, or nesting too deep)"
-        elif len(text) <= MAX_UNREADABLE:
+        elif searched:
             why = "Parse error: the message is not JSON"
         else:
             why = f"Parse error: the message is over {MAX_UNREADABLE} characters and not " \
@@ -191,7 +191,7 @@ def _id_of(value: object) -> int | str | None:
     if isinstance(ident, str):
         return ident if len(ident) <= MAX_ID and clean(ident, colour=False) == ident \
             else None
-    return ident if abs(ident) <= 1 << 53 else None
+    return ident if abs(ident) <= MAX_NUMBER else None
 
 
 # -- the looks ----------------------------------------------------------------------------
